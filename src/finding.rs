@@ -1,0 +1,128 @@
+//! A finding is plain data; every output format is a function of findings and sources.
+
+use crate::model::Object;
+use crate::yaml::Span;
+use serde::Serialize;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Label {
+    pub span: Span,
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ObjectRef {
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    pub kind: String,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+}
+
+impl ObjectRef {
+    pub fn of(obj: &Object) -> ObjectRef {
+        ObjectRef {
+            api_version: obj.api_version.clone(),
+            kind: obj.kind.clone(),
+            name: obj.name.clone(),
+            namespace: obj.namespace.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: Option<String>,
+    /// The node that causes the finding, or where the fix goes when the cause is an absence.
+    pub primary: Label,
+    pub secondary: Vec<Label>,
+    pub object: Option<ObjectRef>,
+    /// RFC 6901 pointer of the primary node inside its object.
+    pub pointer: Option<String>,
+}
+
+impl Finding {
+    pub fn new(
+        rule: &'static str,
+        severity: Severity,
+        span: Span,
+        message: impl Into<String>,
+    ) -> Finding {
+        Finding {
+            rule,
+            severity,
+            message: message.into(),
+            help: None,
+            primary: Label {
+                span,
+                message: String::new(),
+            },
+            secondary: Vec::new(),
+            object: None,
+            pointer: None,
+        }
+    }
+
+    pub fn help(&mut self, help: impl Into<String>) -> &mut Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// The text shown under the primary node.
+    pub fn label(&mut self, text: impl Into<String>) -> &mut Self {
+        self.primary.message = text.into();
+        self
+    }
+
+    /// A second place that explains why the finding matters.
+    pub fn also(&mut self, span: Span, text: impl Into<String>) -> &mut Self {
+        self.secondary.push(Label {
+            span,
+            message: text.into(),
+        });
+        self
+    }
+
+    pub fn severity(&mut self, severity: Severity) -> &mut Self {
+        self.severity = severity;
+        self
+    }
+
+    /// The order in which findings are reported, independent of scheduling.
+    pub fn sort_key(&self) -> (u32, u32, &'static str, u32, &str) {
+        (
+            self.primary.span.file,
+            self.primary.span.start,
+            self.rule,
+            self.primary.span.end,
+            &self.message,
+        )
+    }
+}

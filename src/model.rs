@@ -1,0 +1,153 @@
+//! Recognition: which documents are Kubernetes objects, and what they are.
+
+use crate::yaml::{Document, FileId, Node, Span, Value};
+use std::path::Path;
+
+#[derive(Debug)]
+pub struct Object {
+    pub file: FileId,
+    /// Position of the document in its file (0-based).
+    pub doc: usize,
+    /// Position inside a `kind: List`, when the object came from one.
+    pub list_item: Option<usize>,
+    pub api_version: String,
+    pub kind: String,
+    pub name: Option<String>,
+    pub namespace: Option<String>,
+    pub root: Node,
+}
+
+impl Object {
+    /// The API group: `argoproj.io` for `argoproj.io/v1alpha1`, empty for core `v1`.
+    pub fn group(&self) -> &str {
+        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+    }
+
+    pub fn version(&self) -> &str {
+        self.api_version
+            .rsplit_once('/')
+            .map_or(self.api_version.as_str(), |(_, v)| v)
+    }
+
+    pub fn is(&self, group: &str, kind: &str) -> bool {
+        self.kind == kind && self.group() == group
+    }
+
+    pub fn is_argocd(&self, kind: &str) -> bool {
+        self.is("argoproj.io", kind)
+    }
+
+    pub fn spec(&self) -> Option<&Node> {
+        self.root.get("spec")
+    }
+
+    /// `metadata.annotations[key]`.
+    pub fn annotation(&self, key: &str) -> Option<&Node> {
+        self.root.path(&["metadata", "annotations", key])
+    }
+
+    /// A short human identity: `Application argocd/checkout`.
+    pub fn display(&self) -> String {
+        match (&self.namespace, &self.name) {
+            (Some(ns), Some(n)) => format!("{} {ns}/{n}", self.kind),
+            (None, Some(n)) => format!("{} {n}", self.kind),
+            _ => self.kind.clone(),
+        }
+    }
+
+    /// The byte ranges whose text must never be shown: the values of a Secret.
+    pub fn secret_value_spans(&self) -> Vec<Span> {
+        if !self.is("", "Secret") {
+            return Vec::new();
+        }
+        ["data", "stringData"]
+            .iter()
+            .filter_map(|k| self.root.get(k))
+            .flat_map(|data| data.entries().iter().map(|e| e.value.span))
+            .collect()
+    }
+}
+
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+pub fn is_kustomization_file(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| KUSTOMIZATION_FILES.contains(&n))
+}
+
+/// Turns a file's documents into objects. Documents that are not objects are dropped here: no
+/// later stage needs them.
+pub fn recognise(file: FileId, path: &Path, documents: Vec<Document>) -> Vec<Object> {
+    let kustomization = is_kustomization_file(path);
+    let mut out = Vec::new();
+    for doc in documents {
+        if kustomization {
+            // kustomize accepts a kustomization without apiVersion/kind.
+            out.push(Object {
+                file,
+                doc: doc.index,
+                list_item: None,
+                api_version: doc
+                    .root
+                    .str_at("apiVersion")
+                    .unwrap_or("kustomize.config.k8s.io/v1beta1")
+                    .to_string(),
+                kind: doc
+                    .root
+                    .str_at("kind")
+                    .unwrap_or("Kustomization")
+                    .to_string(),
+                name: None,
+                namespace: None,
+                root: doc.root,
+            });
+            continue;
+        }
+        push_object(&mut out, file, doc.index, None, doc.root);
+    }
+    out
+}
+
+fn push_object(
+    out: &mut Vec<Object>,
+    file: FileId,
+    doc: usize,
+    list_item: Option<usize>,
+    root: Node,
+) {
+    let (Some(api_version), Some(kind)) = (root.str_at("apiVersion"), root.str_at("kind")) else {
+        return;
+    };
+    let (api_version, kind) = (api_version.to_string(), kind.to_string());
+    if list_item.is_none() && kind.ends_with("List") && root.get("items").is_some_and(Node::is_seq)
+    {
+        let Value::Map { entries, .. } = root.value else {
+            return;
+        };
+        for entry in entries {
+            if entry.key.as_str() == Some("items") {
+                if let Value::Seq { items, .. } = entry.value.value {
+                    for (i, item) in items.into_iter().enumerate() {
+                        push_object(out, file, doc, Some(i), item);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let meta = root.get("metadata");
+    let name = meta.and_then(|m| m.str_at("name")).map(str::to_string);
+    let namespace = meta.and_then(|m| m.str_at("namespace")).map(str::to_string);
+    out.push(Object {
+        file,
+        doc,
+        list_item,
+        api_version,
+        kind,
+        name,
+        namespace,
+        root,
+    });
+}

@@ -1,0 +1,187 @@
+//! Human output: a miette diagnostic per finding, then a one-line summary.
+
+use super::{redacted_text, Reporter, Settings};
+use crate::engine::Outcome;
+use crate::finding::{Finding, Severity};
+use miette::{
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::Arc;
+
+pub struct Human;
+
+struct Diag<'a> {
+    finding: &'a Finding,
+    source: NamedSource<Arc<String>>,
+    help: Option<String>,
+}
+
+impl fmt::Debug for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl fmt::Display for Diag<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.finding.message)
+    }
+}
+
+impl std::error::Error for Diag<'_> {}
+
+impl Diagnostic for Diag<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        Some(Box::new(format!(
+            "{}[{}]",
+            self.finding.severity, self.finding.rule
+        )))
+    }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        Some(match self.finding.severity {
+            Severity::Error => miette::Severity::Error,
+            Severity::Warning => miette::Severity::Warning,
+            Severity::Info => miette::Severity::Advice,
+        })
+    }
+
+    fn help<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.source)
+    }
+
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        let f = self.finding;
+        let span =
+            |s: crate::yaml::Span| SourceSpan::from((s.start as usize, (s.end - s.start) as usize));
+        let primary = LabeledSpan::new_primary_with_span(
+            Some(f.primary.message.clone()).filter(|m| !m.is_empty()),
+            span(f.primary.span),
+        );
+        let others = f
+            .secondary
+            .iter()
+            .filter(|l| l.span.file == f.primary.span.file)
+            .map(move |l| LabeledSpan::new_with_span(Some(l.message.clone()), span(l.span)));
+        Some(Box::new(std::iter::once(primary).chain(others)))
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+impl Reporter for Human {
+    fn report(
+        &self,
+        outcome: &Outcome,
+        settings: &Settings,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let theme = match (settings.unicode, settings.color) {
+            (true, true) => GraphicalTheme::unicode(),
+            (true, false) => GraphicalTheme::unicode_nocolor(),
+            (false, _) => GraphicalTheme::none(),
+        };
+        let handler = GraphicalReportHandler::new_themed(theme)
+            .with_width(settings.width)
+            .with_context_lines(2);
+        let mut texts: HashMap<u32, Arc<String>> = HashMap::new();
+        for f in &outcome.findings {
+            let file = f.primary.span.file;
+            let text = texts
+                .entry(file)
+                .or_insert_with(|| Arc::new(redacted_text(outcome, file)))
+                .clone();
+            let path = outcome.sources.get(file).path.display().to_string();
+            let mut help = f.help.clone();
+            for l in f.secondary.iter().filter(|l| l.span.file != file) {
+                let at = outcome.sources.start(l.span);
+                let note = format!(
+                    "{}:{}:{}: {}",
+                    outcome.sources.get(l.span.file).path.display(),
+                    at.line,
+                    at.column,
+                    l.message
+                );
+                help = Some(match help {
+                    Some(h) => format!("{h}\nsee {note}"),
+                    None => format!("see {note}"),
+                });
+            }
+            let diag = Diag {
+                finding: f,
+                source: NamedSource::new(path, text),
+                help,
+            };
+            let mut rendered = String::new();
+            if handler.render_report(&mut rendered, &diag).is_err() {
+                let at = outcome.sources.start(f.primary.span);
+                rendered = format!(
+                    "{}:{}:{}: {}\n",
+                    diag.source.name(),
+                    at.line,
+                    at.column,
+                    f.message
+                );
+            }
+            writeln!(out, "{}", rendered.trim_end())?;
+            writeln!(out)?;
+        }
+        if settings.statistics {
+            let mut by_rule: BTreeMap<&str, (Severity, usize)> = BTreeMap::new();
+            for f in &outcome.findings {
+                let e = by_rule.entry(f.rule).or_insert((f.severity, 0));
+                e.0 = e.0.max(f.severity);
+                e.1 += 1;
+            }
+            let mut rows: Vec<_> = by_rule.into_iter().collect();
+            rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
+            for (rule, (sev, n)) in rows {
+                writeln!(out, "{n:>6}  {rule:<40} {sev}")?;
+            }
+            writeln!(out)?;
+        }
+        let s = &outcome.summary;
+        if settings.verbose {
+            for (path, reason) in &s.skipped {
+                writeln!(out, "note: skipped {}: {reason}", path.display())?;
+            }
+        } else {
+            for (path, reason) in s
+                .skipped
+                .iter()
+                .filter(|(_, r)| !matches!(r, crate::discover::SkipReason::HelmTemplate))
+            {
+                writeln!(out, "warning: skipped {}: {reason}", path.display())?;
+            }
+        }
+        if settings.quiet {
+            return Ok(());
+        }
+        let skipped = if s.skipped.is_empty() {
+            String::new()
+        } else {
+            format!(", {} skipped", plural(s.skipped.len(), "file", "files"))
+        };
+        writeln!(
+            out,
+            "Checked {}, {} in {} ms{skipped}: {}, {}, {}.",
+            plural(s.files_scanned, "file", "files"),
+            plural(s.objects(), "object", "objects"),
+            s.elapsed.as_millis(),
+            plural(outcome.count(Severity::Error), "error", "errors"),
+            plural(outcome.count(Severity::Warning), "warning", "warnings"),
+            outcome.count(Severity::Info).to_string() + " info",
+        )
+    }
+}

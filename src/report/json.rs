@@ -1,0 +1,152 @@
+//! JSON output: one document, versioned by `schema_version`.
+
+use super::{Reporter, Settings};
+use crate::engine::Outcome;
+use crate::finding::{ObjectRef, Severity};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Serialize)]
+struct Position {
+    line: u32,
+    column: u32,
+    offset: u32,
+}
+
+#[derive(Serialize)]
+struct Location {
+    file: String,
+    start: Position,
+    end: Position,
+}
+
+#[derive(Serialize)]
+struct JsonLabel {
+    message: String,
+    #[serde(flatten)]
+    location: Location,
+}
+
+#[derive(Serialize)]
+struct JsonFinding<'a> {
+    rule: &'a str,
+    severity: Severity,
+    message: &'a str,
+    help: Option<&'a str>,
+    #[serde(flatten)]
+    location: Location,
+    object: Option<&'a ObjectRef>,
+    pointer: Option<&'a str>,
+    labels: Vec<JsonLabel>,
+}
+
+#[derive(Serialize)]
+struct Skipped {
+    path: String,
+    reason: &'static str,
+    detail: String,
+}
+
+#[derive(Serialize)]
+struct Summary {
+    files_scanned: usize,
+    files_skipped: Vec<Skipped>,
+    objects_by_kind: BTreeMap<String, usize>,
+    findings_by_severity: BTreeMap<&'static str, usize>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    name: &'static str,
+    version: &'static str,
+}
+
+#[derive(Serialize)]
+struct Report<'a> {
+    schema_version: u32,
+    tool: Tool,
+    findings: Vec<JsonFinding<'a>>,
+    summary: Summary,
+}
+
+pub struct Json;
+
+fn location(outcome: &Outcome, span: crate::yaml::Span) -> Location {
+    let (s, e) = (outcome.sources.start(span), outcome.sources.end(span));
+    Location {
+        file: outcome.sources.get(span.file).path.display().to_string(),
+        start: Position {
+            line: s.line,
+            column: s.column,
+            offset: span.start,
+        },
+        end: Position {
+            line: e.line,
+            column: e.column,
+            offset: span.end,
+        },
+    }
+}
+
+impl Reporter for Json {
+    fn report(
+        &self,
+        outcome: &Outcome,
+        _settings: &Settings,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let findings = outcome
+            .findings
+            .iter()
+            .map(|f| JsonFinding {
+                rule: f.rule,
+                severity: f.severity,
+                message: &f.message,
+                help: f.help.as_deref(),
+                location: location(outcome, f.primary.span),
+                object: f.object.as_ref(),
+                pointer: f.pointer.as_deref(),
+                labels: f
+                    .secondary
+                    .iter()
+                    .map(|l| JsonLabel {
+                        message: l.message.clone(),
+                        location: location(outcome, l.span),
+                    })
+                    .collect(),
+            })
+            .collect();
+        let s = &outcome.summary;
+        let mut by_severity = BTreeMap::new();
+        for sev in [Severity::Error, Severity::Warning, Severity::Info] {
+            by_severity.insert(sev.as_str(), outcome.count(sev));
+        }
+        let report = Report {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "gitops-lint",
+                version: env!("CARGO_PKG_VERSION"),
+            },
+            findings,
+            summary: Summary {
+                files_scanned: s.files_scanned,
+                files_skipped: s
+                    .skipped
+                    .iter()
+                    .map(|(p, r)| Skipped {
+                        path: p.display().to_string(),
+                        reason: r.code(),
+                        detail: r.to_string(),
+                    })
+                    .collect(),
+                objects_by_kind: s.objects_by_kind.clone(),
+                findings_by_severity: by_severity,
+            },
+        };
+        serde_json::to_writer_pretty(&mut *out, &report)?;
+        writeln!(out)
+    }
+}

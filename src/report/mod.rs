@@ -1,0 +1,57 @@
+//! Output formats. Each is a pure function of the outcome: adding one touches one file.
+
+pub mod human;
+pub mod json;
+
+use crate::engine::Outcome;
+use std::io::{self, Write};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    pub color: bool,
+    pub unicode: bool,
+    pub width: usize,
+    pub quiet: bool,
+    pub verbose: bool,
+    pub statistics: bool,
+}
+
+pub trait Reporter {
+    fn report(&self, outcome: &Outcome, settings: &Settings, out: &mut dyn Write)
+        -> io::Result<()>;
+}
+
+pub fn reporter(format: Format) -> Box<dyn Reporter> {
+    match format {
+        Format::Human => Box::new(human::Human),
+        Format::Json => Box::new(json::Json),
+    }
+}
+
+/// The text of a file with every redacted range masked, byte for byte, so spans stay valid.
+pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
+    let text = &outcome.sources.get(file).text;
+    let mut bytes = text.clone().into_bytes();
+    for span in outcome.redactions.iter().filter(|s| s.file == file) {
+        let range = span.range();
+        let Some(slice) = text.get(range.clone()) else {
+            continue;
+        };
+        // Keep line breaks so that line numbers do not move; mask every other character with
+        // as many `*` as it has bytes.
+        for (i, c) in slice.char_indices() {
+            if c != '\n' && c != '\r' {
+                for b in &mut bytes[range.start + i..range.start + i + c.len_utf8()] {
+                    *b = b'*';
+                }
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_default()
+}

@@ -1,0 +1,189 @@
+//! A view of an Application spec: an Application's `spec`, or an ApplicationSet's
+//! `spec.template.spec`. Every rule about Applications reads it through here, so both kinds
+//! are covered by one check.
+
+use super::{Cx, Version};
+use crate::model::Object;
+use crate::yaml::typing::{self, as_bool};
+use crate::yaml::{Node, Span};
+
+/// A three-valued answer: templated or malformed values are `Unknown` and never guessed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tri {
+    Yes,
+    No,
+    Unknown,
+}
+
+impl Tri {
+    pub fn is_yes(self) -> bool {
+        self == Tri::Yes
+    }
+    pub fn is_no(self) -> bool {
+        self == Tri::No
+    }
+}
+
+pub struct App<'a> {
+    pub obj: &'a Object,
+    pub spec: &'a Node,
+    /// An ApplicationSet template rather than an Application.
+    pub template: bool,
+    /// Not the whole Application: a kustomize patch, a spec without any source, or a template
+    /// completed by `templatePatch`. Rules about what is absent skip partial apps.
+    pub partial: bool,
+}
+
+pub fn app<'a>(cx: &Cx, obj: &'a Object) -> Option<App<'a>> {
+    let (spec, template) = if obj.is_argocd("Application") {
+        (obj.spec()?, false)
+    } else if obj.is_argocd("ApplicationSet") {
+        (obj.root.path(&["spec", "template", "spec"])?, true)
+    } else {
+        return None;
+    };
+    if !spec.is_map() {
+        return None;
+    }
+    let no_source = spec.get("source").is_none() && spec.get("sources").is_none();
+    let patched = template && obj.root.path(&["spec", "templatePatch"]).is_some();
+    Some(App {
+        obj,
+        spec,
+        template,
+        partial: cx.repo.patch_files.contains(&obj.file) || no_source || patched,
+    })
+}
+
+fn tri_bool(node: Option<&Node>) -> Tri {
+    match node {
+        None => Tri::No,
+        Some(n) if n.is_null() => Tri::No,
+        Some(n) => match n.as_scalar().and_then(as_bool) {
+            Some(true) => Tri::Yes,
+            Some(false) => Tri::No,
+            None => Tri::Unknown,
+        },
+    }
+}
+
+impl<'a> App<'a> {
+    pub fn sync_policy(&self) -> Option<&'a Node> {
+        self.spec.get("syncPolicy").filter(|n| !n.is_null())
+    }
+
+    /// `syncPolicy.automated` when it is a mapping.
+    pub fn automated(&self) -> Option<&'a Node> {
+        self.sync_policy()?.get("automated").filter(|n| n.is_map())
+    }
+
+    /// Whether Argo CD auto-syncs this app. `enabled: false` turns it off only where Argo CD
+    /// knows the field (3.1+); older API servers prune it and keep auto-sync on.
+    pub fn auto_sync(&self, cx: &Cx) -> Tri {
+        let Some(policy) = self.spec.get("syncPolicy") else {
+            return Tri::No;
+        };
+        if policy.is_null() {
+            return Tri::No;
+        }
+        if !policy.is_map() {
+            return Tri::Unknown;
+        }
+        let Some(automated) = policy.get("automated") else {
+            return Tri::No;
+        };
+        if automated.is_null() {
+            return Tri::No;
+        }
+        if !automated.is_map() {
+            return Tri::Unknown;
+        }
+        match automated.get("enabled") {
+            None => Tri::Yes,
+            Some(n) if n.is_null() => Tri::Yes,
+            Some(n) => match n.as_scalar().and_then(as_bool) {
+                Some(true) => Tri::Yes,
+                Some(false) if cx.version.is_some_and(|v| v < Version::new(3, 1)) => Tri::Yes,
+                Some(false) => Tri::No,
+                None => Tri::Unknown,
+            },
+        }
+    }
+
+    /// A flag under `automated` (`prune`, `selfHeal`, `allowEmpty`); absent means false.
+    pub fn flag(&self, key: &str) -> Tri {
+        match self.automated() {
+            Some(a) => tri_bool(a.get(key)),
+            None => Tri::No,
+        }
+    }
+
+    /// The `syncOptions` node, when it is a list.
+    pub fn sync_options_node(&self) -> Option<&'a Node> {
+        self.sync_policy()?
+            .get("syncOptions")
+            .filter(|n| n.is_seq())
+    }
+
+    /// Whether `syncOptions` may hold `option` exactly: `Yes`, `No`, or `Unknown` when an item
+    /// is templated.
+    pub fn has_option(&self, option: &str) -> Tri {
+        let Some(policy) = self.sync_policy() else {
+            return Tri::No;
+        };
+        let Some(list) = policy.get("syncOptions") else {
+            return Tri::No;
+        };
+        if list.is_null() {
+            return Tri::No;
+        }
+        if !list.is_seq() {
+            return Tri::Unknown;
+        }
+        let mut unknown = false;
+        for item in list.items() {
+            match item.as_str() {
+                Some(s) if s == option => return Tri::Yes,
+                Some(s) if typing::is_template(s) => unknown = true,
+                _ => {}
+            }
+        }
+        if unknown {
+            Tri::Unknown
+        } else {
+            Tri::No
+        }
+    }
+
+    /// Where to add a sync option: the `syncOptions` list, else `syncPolicy`, else `spec`.
+    pub fn options_anchor(&self) -> Span {
+        if let Some(list) = self.sync_policy().and_then(|p| p.entry("syncOptions")) {
+            return list.key.span;
+        }
+        if let Some(policy) = self.spec.entry("syncPolicy") {
+            return policy.key.span;
+        }
+        self.spec.span
+    }
+
+    /// The `automated` key, for labelling the auto-sync decision.
+    pub fn automated_key(&self) -> Option<Span> {
+        self.sync_policy()?.entry("automated").map(|e| e.key.span)
+    }
+
+    /// `spec.ignoreDifferences` items.
+    pub fn ignore_differences(&self) -> &'a [Node] {
+        self.spec
+            .get("ignoreDifferences")
+            .map(Node::items)
+            .unwrap_or(&[])
+    }
+
+    pub fn kind_name(&self) -> &'static str {
+        if self.template {
+            "ApplicationSet template"
+        } else {
+            "Application"
+        }
+    }
+}

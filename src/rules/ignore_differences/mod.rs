@@ -1,0 +1,3 @@
+pub mod ignore_differences_never_matches;
+pub mod ignore_differences_wildcard;
+pub mod ignore_replicas_without_managers;

@@ -1,0 +1,244 @@
+//! Rules: each one a file with its metadata and one check function, registered below.
+
+pub mod app;
+pub mod sync_options;
+
+mod access;
+mod ignore_differences;
+mod schema;
+mod secrets;
+mod sync_policy;
+
+use crate::context::RepoContext;
+use crate::finding::{Finding, Severity};
+use crate::model::Object;
+use crate::source::SourceDb;
+use crate::yaml::{Node, Span};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Category {
+    SyncPolicy,
+    IgnoreDifferences,
+    Schema,
+    Access,
+    Secrets,
+}
+
+impl Category {
+    pub const ALL: [Category; 5] = [
+        Category::SyncPolicy,
+        Category::IgnoreDifferences,
+        Category::Schema,
+        Category::Access,
+        Category::Secrets,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::SyncPolicy => "sync-policy",
+            Category::IgnoreDifferences => "ignore-differences",
+            Category::Schema => "schema",
+            Category::Access => "access",
+            Category::Secrets => "secrets",
+        }
+    }
+}
+
+pub type CheckFn = fn(&Cx, &Object, &mut Sink);
+
+pub struct Rule {
+    pub id: &'static str,
+    pub category: Category,
+    pub severity: Severity,
+    /// One line for `gitops-lint rules` and the README table.
+    pub summary: &'static str,
+    /// The Markdown doc from `rules/<id>.md`.
+    pub doc: &'static str,
+    /// `None` for rules whose findings come from the parse stage.
+    pub check: Option<CheckFn>,
+}
+
+/// An Argo CD release, as given with `--argocd-version`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u32,
+    pub minor: u32,
+}
+
+impl Version {
+    /// The oldest release we assume when none is given: the oldest minor Argo CD still supports.
+    pub const OLDEST_SUPPORTED: Version = Version { major: 3, minor: 3 };
+
+    pub const fn new(major: u32, minor: u32) -> Version {
+        Version { major, minor }
+    }
+
+    pub fn parse(s: &str) -> Result<Version, String> {
+        let t = s.trim().trim_start_matches('v');
+        let mut parts = t.split('.');
+        let num = |p: Option<&str>| p.and_then(|p| p.parse::<u32>().ok());
+        match (num(parts.next()), num(parts.next())) {
+            (Some(major), Some(minor)) => Ok(Version { major, minor }),
+            _ => Err(format!(
+                "`{s}` is not an Argo CD version like 3.1 or v2.14.3"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// What every rule may consult besides the object itself.
+pub struct Cx<'a> {
+    /// The Argo CD version the repository deploys to, when known.
+    pub version: Option<Version>,
+    pub repo: &'a RepoContext,
+    pub sources: &'a SourceDb,
+}
+
+impl Cx<'_> {
+    /// The given version, or the oldest supported one: the cautious reading.
+    pub fn version_or_oldest(&self) -> Version {
+        self.version.unwrap_or(Version::OLDEST_SUPPORTED)
+    }
+
+    /// The span of `needle` inside a scalar node's source text, or the whole node when the
+    /// text cannot be found verbatim (escapes, folding).
+    pub fn span_in(&self, node: &Node, needle: &str, from: usize) -> Span {
+        let text = &self.sources.get(node.span.file).text;
+        let range = node.span.range();
+        if let Some(src) = text.get(range.clone()) {
+            if !needle.is_empty() {
+                if let Some(i) = src.get(from.min(src.len())..).and_then(|s| s.find(needle)) {
+                    let start = range.start + from.min(src.len()) + i;
+                    return Span::new(node.span.file, start, start + needle.len());
+                }
+            }
+        }
+        node.span
+    }
+}
+
+/// Collects one rule's findings on one object.
+pub struct Sink {
+    rule: &'static Rule,
+    pub findings: Vec<Finding>,
+}
+
+impl Sink {
+    pub fn new(rule: &'static Rule) -> Sink {
+        Sink {
+            rule,
+            findings: Vec::new(),
+        }
+    }
+
+    pub fn report(&mut self, span: Span, message: impl Into<String>) -> &mut Finding {
+        self.findings.push(Finding::new(
+            self.rule.id,
+            self.rule.severity,
+            span,
+            message,
+        ));
+        self.findings.last_mut().expect("just pushed")
+    }
+}
+
+macro_rules! registry {
+    ($($category:ident :: $rule:ident),* $(,)?) => {
+        /// Every rule, in the order `gitops-lint rules` lists them.
+        pub static RULES: &[&Rule] = &[$(&$category::$rule::RULE),*];
+    };
+}
+
+registry! {
+    sync_policy::self_heal_ignores_not_respected,
+    sync_policy::half_enforced_sync,
+    sync_policy::prune_disabled,
+    sync_policy::prune_without_prune_last,
+    sync_policy::self_heal_disabled,
+    sync_policy::automated_enabled_ignored,
+    sync_policy::automated_misuse,
+    sync_policy::allow_empty,
+    sync_policy::sync_option_invalid,
+    sync_policy::sync_option_unsupported,
+    sync_policy::risky_sync_option,
+    sync_policy::retry_unbounded,
+    sync_policy::managed_namespace_metadata_ignored,
+    ignore_differences::ignore_differences_wildcard,
+    ignore_differences::ignore_differences_never_matches,
+    ignore_differences::ignore_replicas_without_managers,
+    schema::application_shape,
+    schema::unknown_field,
+    schema::ambiguous_boolean,
+    schema::invalid_yaml,
+    schema::duplicate_key,
+    access::default_project,
+    access::project_too_open,
+    access::rbac_override_broad,
+    access::rbac_default_admin,
+    secrets::secret_in_git,
+    secrets::external_secret_deprecated_api,
+    secrets::external_secret_never_refreshes,
+    secrets::secret_store_static_credentials,
+}
+
+pub fn find(id: &str) -> Option<&'static Rule> {
+    RULES.iter().copied().find(|r| r.id == id)
+}
+
+/// Declares a rule's metadata next to its check; the doc is embedded from `rules/<id>.md`.
+macro_rules! rule {
+    (id: $id:literal, category: $cat:ident, severity: $sev:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
+        pub static RULE: $crate::rules::Rule = $crate::rules::Rule {
+            id: $id,
+            category: $crate::rules::Category::$cat,
+            severity: $crate::finding::Severity::$sev,
+            summary: $summary,
+            doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/", $id, ".md")),
+            check: $check,
+        };
+    };
+}
+pub(crate) use rule;
+
+/// Levenshtein distance, for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate: an exact case-insensitive match, or one within a small edit distance.
+pub fn did_you_mean<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    let lower = word.to_ascii_lowercase().replace(['_', '-'], "");
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        let d = if c.to_ascii_lowercase() == lower {
+            0
+        } else {
+            edit_distance(&lower, &c.to_ascii_lowercase())
+        };
+        let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}

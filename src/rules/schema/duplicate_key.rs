@@ -1,0 +1,9 @@
+use crate::rules::rule;
+
+rule! {
+    id: "duplicate-key",
+    category: Schema,
+    severity: Error,
+    summary: "A mapping key written twice: the cluster keeps only one of the values",
+    check: None,
+}

@@ -1,0 +1,9 @@
+use crate::rules::rule;
+
+rule! {
+    id: "invalid-yaml",
+    category: Schema,
+    severity: Error,
+    summary: "A file that is not valid YAML or not UTF-8; nothing in it is checked",
+    check: None,
+}

@@ -1,0 +1,17 @@
+pub mod ambiguous_boolean;
+pub mod application_shape;
+pub mod duplicate_key;
+pub mod invalid_yaml;
+pub mod unknown_field;
+
+use crate::model::Object;
+use crate::schema::{self, Schemas, Ty};
+
+/// The CRD schema of an Argo CD object, when it has one.
+pub fn schema_of(obj: &Object) -> Option<(&'static Schemas, &'static Ty)> {
+    if obj.group() != "argoproj.io" {
+        return None;
+    }
+    let schemas = schema::argocd();
+    Some((schemas, schemas.root(&obj.kind)?))
+}

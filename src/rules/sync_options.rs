@@ -1,0 +1,203 @@
+//! What Argo CD knows as sync options, where each works, and since when. Argo CD matches
+//! `syncOptions` items as exact, case-sensitive strings, so a near miss silently does nothing.
+
+use super::Version;
+use crate::model::Object;
+use crate::yaml::{Node, Span};
+
+pub struct KnownOption {
+    pub name: &'static str,
+    pub values: &'static [&'static str],
+    /// First release that reads it from an Application's `syncOptions`; `None` when it is a
+    /// resource annotation option only.
+    pub app_since: Option<Version>,
+    /// Whether the `argocd.argoproj.io/sync-options` annotation on a resource honours it.
+    pub resource: bool,
+}
+
+const BOOL: &[&str] = &["true", "false"];
+
+pub static OPTIONS: &[KnownOption] = &[
+    KnownOption {
+        name: "Validate",
+        values: BOOL,
+        app_since: Some(Version::new(1, 0)),
+        resource: true,
+    },
+    KnownOption {
+        name: "SkipDryRunOnMissingResource",
+        values: BOOL,
+        app_since: Some(Version::new(3, 1)),
+        resource: true,
+    },
+    KnownOption {
+        name: "Prune",
+        values: &["true", "false", "confirm"],
+        app_since: Some(Version::new(3, 4)),
+        resource: true,
+    },
+    KnownOption {
+        name: "Delete",
+        values: &["true", "false", "confirm"],
+        app_since: Some(Version::new(3, 4)),
+        resource: true,
+    },
+    KnownOption {
+        name: "ApplyOutOfSyncOnly",
+        values: BOOL,
+        app_since: Some(Version::new(2, 0)),
+        resource: false,
+    },
+    KnownOption {
+        name: "PrunePropagationPolicy",
+        values: &["foreground", "background", "orphan"],
+        app_since: Some(Version::new(2, 0)),
+        resource: false,
+    },
+    KnownOption {
+        name: "PruneLast",
+        values: BOOL,
+        app_since: Some(Version::new(2, 0)),
+        resource: true,
+    },
+    KnownOption {
+        name: "Replace",
+        values: BOOL,
+        app_since: Some(Version::new(1, 0)),
+        resource: true,
+    },
+    KnownOption {
+        name: "Force",
+        values: BOOL,
+        app_since: None,
+        resource: true,
+    },
+    KnownOption {
+        name: "ServerSideApply",
+        values: BOOL,
+        app_since: Some(Version::new(2, 5)),
+        resource: true,
+    },
+    KnownOption {
+        name: "ClientSideApplyMigration",
+        values: BOOL,
+        app_since: Some(Version::new(3, 3)),
+        resource: false,
+    },
+    KnownOption {
+        name: "FailOnSharedResource",
+        values: BOOL,
+        app_since: Some(Version::new(2, 2)),
+        resource: false,
+    },
+    KnownOption {
+        name: "RespectIgnoreDifferences",
+        values: BOOL,
+        app_since: Some(Version::new(2, 3)),
+        resource: false,
+    },
+    KnownOption {
+        name: "CreateNamespace",
+        values: BOOL,
+        app_since: Some(Version::new(1, 8)),
+        resource: false,
+    },
+];
+
+pub fn lookup(name: &str) -> Option<&'static KnownOption> {
+    OPTIONS.iter().find(|o| o.name == name)
+}
+
+/// How a written option relates to the known ones.
+pub enum Parsed {
+    Exact(&'static KnownOption, &'static str),
+    /// Close to a known spelling (case, spaces, a typo): the canonical form.
+    NearMiss(String),
+    Unknown,
+}
+
+pub fn parse(token: &str) -> Parsed {
+    if let Some((name, value)) = token.split_once('=') {
+        if let Some(opt) = lookup(name) {
+            if let Some(v) = opt.values.iter().find(|v| **v == value) {
+                return Parsed::Exact(opt, v);
+            }
+        }
+    }
+    let squashed: String = token.chars().filter(|c| !c.is_whitespace()).collect();
+    let (name, value) = squashed.split_once('=').unwrap_or((&squashed, ""));
+    let opt = OPTIONS
+        .iter()
+        .find(|o| o.name.eq_ignore_ascii_case(name))
+        .or_else(|| super::did_you_mean(name, OPTIONS.iter().map(|o| o.name)).and_then(lookup));
+    let Some(opt) = opt else {
+        return Parsed::Unknown;
+    };
+    let value = opt
+        .values
+        .iter()
+        .find(|v| v.eq_ignore_ascii_case(value))
+        .or_else(|| (opt.values == BOOL && value.is_empty()).then_some(&"true"));
+    match value {
+        Some(v) => Parsed::NearMiss(format!("{}={}", opt.name, v)),
+        None => Parsed::NearMiss(format!("{}={}", opt.name, opt.values.join("|"))),
+    }
+}
+
+/// Where an option is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    App,
+    Resource,
+}
+
+pub struct Use<'a> {
+    pub text: &'a str,
+    pub span: Span,
+    pub node: &'a Node,
+    pub level: Level,
+}
+
+/// The `argocd.argoproj.io/sync-options` annotation of any object, split the way Argo CD splits
+/// it (comma-separated, whitespace trimmed), with a span per token.
+pub fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
+    let Some(node) = obj.annotation("argocd.argoproj.io/sync-options") else {
+        return Vec::new();
+    };
+    let Some(text) = node.as_str() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut from = 0;
+    for token in text.split(',') {
+        let trimmed = token.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let span = cx.span_in(node, trimmed, from);
+        from = (span.end - node.span.start) as usize;
+        out.push(Use {
+            text: trimmed,
+            span,
+            node,
+            level: Level::Resource,
+        });
+    }
+    out
+}
+
+/// The items of an app's `syncOptions`.
+pub fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
+    list.map(Node::items)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|n| {
+            Some(Use {
+                text: n.as_str()?,
+                span: n.span,
+                node: n,
+                level: Level::App,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,24 @@
+use crate::model::Object;
+use crate::rules::app::app;
+use crate::rules::{rule, Cx, Sink};
+
+rule! {
+    id: "allow-empty",
+    category: SyncPolicy,
+    severity: Warning,
+    summary: "allowEmpty: true lets one bad commit prune every resource of the application",
+    check: Some(check),
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(app) = app(cx, obj) else { return };
+    if !app.flag("allowEmpty").is_yes() {
+        return;
+    }
+    let Some(e) = app.automated().and_then(|a| a.entry("allowEmpty")) else {
+        return;
+    };
+    out.report(e.value.span, "with `allowEmpty: true`, a commit that renders no manifests (a wrong path, a broken overlay) prunes every resource of the application")
+        .label("empty syncs allowed")
+        .help("remove `allowEmpty` (default false) unless this application is meant to be emptied by Git");
+}

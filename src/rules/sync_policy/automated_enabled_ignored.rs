@@ -1,0 +1,42 @@
+use crate::finding::Severity;
+use crate::model::Object;
+use crate::rules::app::app;
+use crate::rules::{rule, Cx, Sink, Version};
+use crate::yaml::typing::as_bool;
+
+rule! {
+    id: "automated-enabled-ignored",
+    category: SyncPolicy,
+    severity: Error,
+    summary: "automated.enabled: false does not turn auto-sync off before Argo CD 3.1 (and is unreliable in 3.1.x)",
+    check: Some(check),
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(app) = app(cx, obj) else { return };
+    let Some(enabled) = app.automated().and_then(|a| a.get("enabled")) else {
+        return;
+    };
+    if enabled.as_scalar().and_then(as_bool) != Some(false) {
+        return;
+    }
+    let (severity, message) = match cx.version {
+        Some(v) if v < Version::new(3, 1) => (
+            Severity::Error,
+            format!("Argo CD {v} does not know `automated.enabled`: the API server drops it, leaving `automated: {{}}`, and auto-sync stays ON"),
+        ),
+        Some(v) if v < Version::new(3, 2) => (
+            Severity::Warning,
+            format!("in Argo CD {v}, `enabled: false` can be lost (argoproj/argo-cd#24171, fixed in 3.2.0): auto-sync may stay on"),
+        ),
+        Some(_) => return,
+        None => (
+            Severity::Warning,
+            "`automated.enabled: false` turns auto-sync off only on Argo CD 3.2+; before 3.1 the field is dropped and auto-sync stays ON".to_string(),
+        ),
+    };
+    out.report(enabled.span, message)
+        .severity(severity)
+        .label("auto-sync is meant to be off here")
+        .help("on Argo CD before 3.2, remove `automated` entirely to turn auto-sync off; otherwise pass --argocd-version 3.2 (or later) to confirm the field is honoured");
+}

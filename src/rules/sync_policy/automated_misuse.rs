@@ -1,0 +1,83 @@
+use crate::model::Object;
+use crate::rules::app::app;
+use crate::rules::{did_you_mean, rule, Cx, Sink};
+use crate::yaml::typing::{self, Kind};
+use crate::yaml::Node;
+
+rule! {
+    id: "automated-misuse",
+    category: SyncPolicy,
+    severity: Error,
+    summary: "syncPolicy.automated written in a shape Argo CD does not read (scalar, unknown key, misplaced flag)",
+    check: Some(check),
+}
+
+pub const FLAGS: [&str; 4] = ["prune", "selfHeal", "allowEmpty", "enabled"];
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(app) = app(cx, obj) else { return };
+    let Some(policy) = app.sync_policy() else {
+        return;
+    };
+    if let Some(automated) = policy.get("automated") {
+        if !automated.is_null()
+            && !automated.is_map()
+            && !automated.as_str().is_some_and(typing::is_template)
+        {
+            out.report(automated.span, "`automated` must be a mapping such as `{prune: true, selfHeal: true}`; a scalar or list is rejected by the API server")
+                .label("not a mapping")
+                .help("write `automated:` with `prune: true` and `selfHeal: true` under it");
+        }
+        for e in automated.entries() {
+            let Some(key) = e.key.as_str() else { continue };
+            if FLAGS.contains(&key) {
+                check_value(out, &e.value, key);
+                continue;
+            }
+            if typing::is_template(key) {
+                continue;
+            }
+            let f = out.report(
+                e.key.span,
+                format!(
+                    "`automated.{key}` is not an Argo CD field: the API server drops it silently"
+                ),
+            );
+            f.label("unknown key");
+            match did_you_mean(key, FLAGS) {
+                Some(s) => f.help(format!("did you mean `{s}`?")),
+                None => {
+                    f.help("the keys under automated are prune, selfHeal, allowEmpty and enabled")
+                }
+            };
+        }
+    }
+    for e in policy.entries() {
+        let Some(key) = e.key.as_str() else { continue };
+        if FLAGS.contains(&key) {
+            out.report(e.key.span, format!("`{key}` belongs under `syncPolicy.automated`; directly under syncPolicy it is dropped"))
+                .label("misplaced")
+                .help(format!("move `{key}` into `automated:`"));
+        }
+    }
+}
+
+fn check_value(out: &mut Sink, value: &Node, key: &str) {
+    let ok = match value.as_scalar() {
+        // Boolean-looking strings are left to ambiguous-boolean, which explains them.
+        Some(s) => match typing::yaml11(s) {
+            Kind::Bool(_) | Kind::Null => true,
+            Kind::Str => typing::is_template(&s.text) || typing::looks_boolean(&s.text),
+            Kind::Int | Kind::Float => false,
+        },
+        None => false,
+    };
+    if !ok {
+        out.report(
+            value.span,
+            format!("`automated.{key}` must be true or false"),
+        )
+        .label("not a boolean")
+        .help(format!("write `{key}: true` or `{key}: false`"));
+    }
+}

@@ -1,0 +1,13 @@
+pub mod allow_empty;
+pub mod automated_enabled_ignored;
+pub mod automated_misuse;
+pub mod half_enforced_sync;
+pub mod managed_namespace_metadata_ignored;
+pub mod prune_disabled;
+pub mod prune_without_prune_last;
+pub mod retry_unbounded;
+pub mod risky_sync_option;
+pub mod self_heal_disabled;
+pub mod self_heal_ignores_not_respected;
+pub mod sync_option_invalid;
+pub mod sync_option_unsupported;

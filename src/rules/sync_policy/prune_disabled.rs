@@ -1,0 +1,35 @@
+use crate::model::Object;
+use crate::rules::app::app;
+use crate::rules::{rule, Cx, Sink};
+
+rule! {
+    id: "prune-disabled",
+    category: SyncPolicy,
+    severity: Warning,
+    summary: "Self-healing app without prune: objects deleted from Git stay in the cluster",
+    check: Some(check),
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(app) = app(cx, obj) else { return };
+    if app.partial
+        || !app.auto_sync(cx).is_yes()
+        || !app.flag("selfHeal").is_yes()
+        || !app.flag("prune").is_no()
+    {
+        return;
+    }
+    let Some(automated) = app.automated() else {
+        return;
+    };
+    let span = automated.entry("prune").map_or_else(
+        || app.automated_key().unwrap_or(automated.span),
+        |e| e.value.span,
+    );
+    out.report(
+        span,
+        format!("{} self-heals but never prunes: objects removed from Git keep running, and a change that only needs pruning never syncs", app.kind_name()),
+    )
+    .label("prune is not true")
+    .help("set `prune: true` under automated (protect individual objects with the `argocd.argoproj.io/sync-options: Prune=false` annotation)");
+}

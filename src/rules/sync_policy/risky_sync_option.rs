@@ -1,0 +1,31 @@
+use crate::model::Object;
+use crate::rules::app::app;
+use crate::rules::sync_options::{annotation_uses, app_uses, Level};
+use crate::rules::{rule, Cx, Sink};
+
+rule! {
+    id: "risky-sync-option",
+    category: SyncPolicy,
+    severity: Warning,
+    summary: "Replace=true, Force=true, PrunePropagationPolicy=orphan or Validate=false for a whole application",
+    check: Some(check),
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let mut uses = annotation_uses(cx, obj);
+    if let Some(app) = app(cx, obj) {
+        uses.extend(app_uses(app.sync_options_node()));
+    }
+    for u in uses {
+        let why = match (u.text, u.level) {
+            ("Replace=true", Level::App) => "every resource of the application is deleted and recreated (kubectl replace/create) instead of patched",
+            ("PrunePropagationPolicy=orphan", Level::App) => "pruned objects leave their dependents behind: ReplicaSets and Pods of a pruned Deployment keep running",
+            ("Validate=false", Level::App) => "schema validation is off for every resource, so typos reach the cluster or are dropped silently",
+            ("Force=true", _) => "resources are deleted and recreated when a patch fails, which drops their live state",
+            _ => continue,
+        };
+        out.report(u.span, format!("`{}`: {why}", u.text))
+            .label("risky option")
+            .help("scope it to the few resources that need it with the argocd.argoproj.io/sync-options annotation, or remove it");
+    }
+}

@@ -1,0 +1,66 @@
+use crate::model::Object;
+use crate::rules::app::{app, Tri};
+use crate::rules::{rule, Cx, Sink};
+
+rule! {
+    id: "self-heal-ignores-not-respected",
+    category: SyncPolicy,
+    severity: Error,
+    summary: "Self-heal re-applies fields that ignoreDifferences hides, unless RespectIgnoreDifferences=true is set",
+    check: Some(check),
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(app) = app(cx, obj) else { return };
+    if app.partial || !app.auto_sync(cx).is_yes() || !app.flag("selfHeal").is_yes() {
+        return;
+    }
+    if app.has_option("RespectIgnoreDifferences=true") != Tri::No {
+        return;
+    }
+    let own = app
+        .spec
+        .entry("ignoreDifferences")
+        .filter(|e| !e.value.items().is_empty());
+    let system = cx.repo.system_ignores.first();
+    let f = match (own, system) {
+        (Some(entry), _) => {
+            let replicas = app.ignore_differences().iter().any(|i| {
+                i.get("jsonPointers").is_some_and(|p| {
+                    p.items()
+                        .iter()
+                        .any(|p| p.as_str() == Some("/spec/replicas"))
+                })
+            });
+            let why = if replicas {
+                "every sync, self-heal included, resets /spec/replicas to Git's value: the HPA's scaling is undone"
+            } else {
+                "every sync, self-heal included, re-applies Git's values of these ignored fields"
+            };
+            let f = out.report(
+                app.options_anchor(),
+                format!(
+                    "{} self-heals but does not respect its ignoreDifferences",
+                    app.kind_name()
+                ),
+            );
+            f.label("RespectIgnoreDifferences=true is missing here")
+                .also(entry.key.span, why);
+            f
+        }
+        (None, Some(span)) => {
+            let f = out.report(
+                app.options_anchor(),
+                format!(
+                    "{} self-heals but does not respect the system-level ignoreDifferences in argocd-cm",
+                    app.kind_name()
+                ),
+            );
+            f.label("RespectIgnoreDifferences=true is missing here")
+                .also(*span, "system-level ignores apply to every Application");
+            f
+        }
+        (None, None) => return,
+    };
+    f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live values of ignored fields");
+}

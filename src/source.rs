@@ -1,0 +1,165 @@
+//! The text of every linted file, and the mapping from byte offsets to lines and columns.
+
+use crate::yaml::{FileId, Span};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+#[derive(Debug)]
+pub struct SourceFile {
+    /// The path as the user should see it: relative to the working directory when possible.
+    pub path: PathBuf,
+    /// The decoded text. A leading BOM is kept so that byte offsets match the file on disk.
+    pub text: String,
+    line_starts: OnceLock<Vec<u32>>,
+}
+
+/// A line and column, both 1-based; the column counts Unicode scalar values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LineCol {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl SourceFile {
+    pub fn new(path: PathBuf, text: String) -> SourceFile {
+        SourceFile {
+            path,
+            text,
+            line_starts: OnceLock::new(),
+        }
+    }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            let mut starts = vec![0u32];
+            starts.extend(
+                self.text
+                    .bytes()
+                    .enumerate()
+                    .filter(|(_, b)| *b == b'\n')
+                    .map(|(i, _)| i as u32 + 1),
+            );
+            starts
+        })
+    }
+
+    pub fn line_col(&self, offset: u32) -> LineCol {
+        let offset = offset.min(self.text.len() as u32);
+        let starts = self.line_starts();
+        let line = starts.partition_point(|&s| s <= offset).saturating_sub(1);
+        let start = starts[line] as usize;
+        let mut end = offset as usize;
+        while end > start && !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let column = self.text[start..end]
+            .chars()
+            .filter(|&c| c != '\u{feff}')
+            .count() as u32
+            + 1;
+        LineCol {
+            line: line as u32 + 1,
+            column,
+        }
+    }
+}
+
+/// All files read in one run, indexed by [`FileId`].
+#[derive(Debug, Default)]
+pub struct SourceDb {
+    files: Vec<SourceFile>,
+}
+
+impl SourceDb {
+    pub fn add(&mut self, file: SourceFile) -> FileId {
+        self.files.push(file);
+        (self.files.len() - 1) as FileId
+    }
+
+    pub fn get(&self, id: FileId) -> &SourceFile {
+        &self.files[id as usize]
+    }
+
+    pub fn files(&self) -> &[SourceFile] {
+        &self.files
+    }
+
+    pub fn start(&self, span: Span) -> LineCol {
+        self.get(span.file).line_col(span.start)
+    }
+
+    pub fn end(&self, span: Span) -> LineCol {
+        self.get(span.file).line_col(span.end)
+    }
+}
+
+/// Why bytes could not be read as YAML text.
+#[derive(Debug, PartialEq, Eq)]
+pub struct DecodeError {
+    pub message: String,
+    /// Where the problem is, in the text that is kept for display.
+    pub offset: usize,
+}
+
+/// Decodes a file's bytes. Kubernetes tooling reads UTF-8 only, so UTF-16 and invalid UTF-8 are
+/// reported rather than guessed; the returned text is always displayable.
+pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
+    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        return (
+            String::new(),
+            Some(DecodeError {
+                message: "the file is UTF-16 encoded; Kubernetes and Argo CD read YAML as UTF-8"
+                    .into(),
+                offset: 0,
+            }),
+        );
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            if let Some(pos) = text.find('\0') {
+                return (
+                    text.replace('\0', "\u{fffd}"),
+                    Some(DecodeError {
+                        message: "the file contains NUL bytes: it is binary, not YAML".into(),
+                        offset: pos,
+                    }),
+                );
+            }
+            (text, None)
+        }
+        Err(e) => {
+            let offset = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            (
+                text,
+                Some(DecodeError {
+                    message: format!(
+                        "invalid UTF-8 at byte {offset}; Kubernetes and Argo CD read YAML as UTF-8"
+                    ),
+                    offset,
+                }),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_count_characters_and_skip_the_bom() {
+        let f = SourceFile::new("a".into(), "\u{feff}a: é\nb: c\r\n".into());
+        assert_eq!(f.line_col(3), LineCol { line: 1, column: 1 });
+        assert_eq!(f.line_col(6), LineCol { line: 1, column: 4 });
+        let b = f.text.find('b').unwrap() as u32;
+        assert_eq!(f.line_col(b), LineCol { line: 2, column: 1 });
+    }
+
+    #[test]
+    fn utf16_and_bad_bytes_are_reported() {
+        assert!(decode(vec![0xFF, 0xFE, b'a', 0]).1.is_some());
+        let (_, err) = decode(b"a: \xFF\n".to_vec());
+        assert_eq!(err.unwrap().offset, 3);
+    }
+}

@@ -1,0 +1,380 @@
+//! Builds the span tree from parser events, with budgets that keep hostile input cheap.
+
+use super::{
+    Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Span,
+    Style, Value,
+};
+use granit_parser::{Event, Marker, Parser, ScalarStyle, StructureStyle};
+use std::collections::HashMap;
+
+/// Budgets for one file.
+#[derive(Clone, Copy, Debug)]
+pub struct ParseLimits {
+    /// Nodes that alias expansion may add to one document; past it the document is rejected
+    /// (a billion-laughs file stops here after a few thousand nodes, not after exhausting memory).
+    pub alias_nodes: usize,
+    /// Nesting of collections; the parser refuses deeper input before we see it.
+    pub max_depth: usize,
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        ParseLimits {
+            alias_nodes: 100_000,
+            max_depth: 200,
+        }
+    }
+}
+
+enum Frame {
+    Seq {
+        start: usize,
+        flow: bool,
+        anchor: usize,
+        items: Vec<Node>,
+    },
+    Map {
+        start: usize,
+        flow: bool,
+        anchor: usize,
+        entries: Vec<Entry>,
+        key: Option<Node>,
+    },
+}
+
+struct Builder<'a> {
+    file: FileId,
+    text: &'a str,
+    limits: ParseLimits,
+    stack: Vec<Frame>,
+    /// Anchored nodes of the current document with their sizes, for budgeted alias expansion.
+    anchors: HashMap<usize, (Node, usize)>,
+    alias_budget: usize,
+    out: ParsedFile,
+    doc_index: usize,
+}
+
+fn offset(m: &Marker) -> usize {
+    m.byte_offset().unwrap_or(0)
+}
+
+/// Parses every document of one file. Syntax errors end only the document they occur in.
+pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
+    let mut b = Builder {
+        file,
+        text,
+        limits,
+        stack: Vec::new(),
+        anchors: HashMap::new(),
+        alias_budget: limits.alias_nodes,
+        out: ParsedFile::default(),
+        doc_index: 0,
+    };
+    let mut parser = Parser::new_from_str(text);
+    loop {
+        match parser.next() {
+            None => break,
+            Some(Ok((event, span))) => {
+                let (start, end) = (offset(&span.start), offset(&span.end));
+                if let Err(problem) = b.event(event, start, end) {
+                    b.out.problems.push(problem);
+                    b.abandon_document();
+                    match parser.proceed_next_document() {
+                        Ok(true) => continue,
+                        _ => break,
+                    }
+                }
+            }
+            Some(Err(err)) => {
+                let at = offset(err.marker()).min(text.len());
+                let end = next_char_boundary(text, at);
+                b.out.problems.push(ParseProblem {
+                    kind: ProblemKind::InvalidYaml,
+                    span: Span::new(file, at, end),
+                    message: describe_error(&err),
+                    related: None,
+                });
+                b.abandon_document();
+                match parser.proceed_next_document() {
+                    Ok(true) => continue,
+                    _ => break,
+                }
+            }
+        }
+    }
+    b.out
+}
+
+fn next_char_boundary(text: &str, at: usize) -> usize {
+    text[at..].chars().next().map_or(at, |c| at + c.len_utf8())
+}
+
+fn describe_error(err: &granit_parser::ScanError) -> String {
+    // The parser's own text ends with a position; ours is in the span already.
+    let info = err.info();
+    let info = info.trim();
+    match info.find(" at char ") {
+        Some(i) => info[..i].to_string(),
+        None if info.is_empty() => format!("{}", err.kind()),
+        None => info.to_string(),
+    }
+}
+
+impl Builder<'_> {
+    fn span(&self, start: usize, end: usize) -> Span {
+        Span::new(self.file, start, end)
+    }
+
+    fn abandon_document(&mut self) {
+        self.stack.clear();
+        self.anchors.clear();
+        self.alias_budget = self.limits.alias_nodes;
+        self.doc_index += 1;
+    }
+
+    fn event(&mut self, event: Event<'_>, start: usize, end: usize) -> Result<(), ParseProblem> {
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentStart(..) => {}
+            Event::DocumentEnd => {
+                self.anchors.clear();
+                self.alias_budget = self.limits.alias_nodes;
+                self.doc_index += 1;
+            }
+            Event::Comment(text, _) => self.out.comments.push(Comment {
+                span: self.span(start, end),
+                text: text.into_owned(),
+            }),
+            Event::Anchor(..) => {}
+            Event::Alias(id) => {
+                let Some((node, size)) = self.anchors.get(&id) else {
+                    return Err(self.problem(start, end, "alias to an unknown anchor".into()));
+                };
+                if *size > self.alias_budget {
+                    return Err(self.problem(
+                        start,
+                        end,
+                        format!(
+                            "alias expansion exceeds the budget of {} nodes (an alias bomb?); the document is skipped",
+                            self.limits.alias_nodes
+                        ),
+                    ));
+                }
+                self.alias_budget -= *size;
+                let node = node.clone();
+                self.push_node(node, 0)?;
+            }
+            Event::UnresolvedAlias(_) => {
+                return Err(self.problem(start, end, "alias to an unknown anchor".into()));
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                let style = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                    ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                    ScalarStyle::Literal => Style::Literal,
+                    ScalarStyle::Folded => Style::Folded,
+                };
+                let node = Node {
+                    span: self.span(start, end),
+                    value: Value::Scalar(Scalar {
+                        text: text.into_owned(),
+                        style,
+                        tag: tag.map(|t| t.to_string()),
+                    }),
+                };
+                self.push_node(node, anchor)?;
+            }
+            Event::SequenceStart(style, anchor, _) => {
+                self.open(start)?;
+                self.stack.push(Frame::Seq {
+                    start,
+                    flow: style == StructureStyle::Flow,
+                    anchor,
+                    items: Vec::new(),
+                });
+            }
+            Event::MappingStart(style, anchor, _) => {
+                self.open(start)?;
+                self.stack.push(Frame::Map {
+                    start,
+                    flow: style == StructureStyle::Flow,
+                    anchor,
+                    entries: Vec::new(),
+                    key: None,
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let Some(frame) = self.stack.pop() else {
+                    return Ok(());
+                };
+                let (node, anchor) = match frame {
+                    Frame::Seq {
+                        start: s,
+                        flow,
+                        anchor,
+                        items,
+                    } => {
+                        let stop = if flow {
+                            end
+                        } else {
+                            items.last().map_or(end, |n| n.span.end as usize)
+                        };
+                        (
+                            Node {
+                                span: self.span(s, stop),
+                                value: Value::Seq { items, flow },
+                            },
+                            anchor,
+                        )
+                    }
+                    Frame::Map {
+                        start: s,
+                        flow,
+                        anchor,
+                        entries,
+                        ..
+                    } => {
+                        let entries = self.finish_map(entries);
+                        let stop = if flow {
+                            end
+                        } else {
+                            entries.last().map_or(end, |e| e.value.span.end as usize)
+                        };
+                        (
+                            Node {
+                                span: self.span(s, stop),
+                                value: Value::Map { entries, flow },
+                            },
+                            anchor,
+                        )
+                    }
+                };
+                self.push_node(node, anchor)?;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn problem(&self, start: usize, end: usize, message: String) -> ParseProblem {
+        ParseProblem {
+            kind: ProblemKind::InvalidYaml,
+            span: self.span(start, end),
+            message,
+            related: None,
+        }
+    }
+
+    fn open(&self, start: usize) -> Result<(), ParseProblem> {
+        if self.stack.len() >= self.limits.max_depth {
+            let end = next_char_boundary(self.text, start.min(self.text.len()));
+            return Err(self.problem(
+                start,
+                end,
+                format!(
+                    "nesting deeper than {} levels; the document is skipped",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn push_node(&mut self, node: Node, anchor: usize) -> Result<(), ParseProblem> {
+        if anchor != 0 {
+            let size = node.size();
+            self.anchors.insert(anchor, (node.clone(), size));
+        }
+        match self.stack.last_mut() {
+            None => {
+                let index = self.doc_index;
+                self.out.documents.push(Document { index, root: node });
+            }
+            Some(Frame::Seq { items, .. }) => items.push(node),
+            Some(Frame::Map { entries, key, .. }) => match key.take() {
+                None => *key = Some(node),
+                Some(k) => entries.push(Entry {
+                    key: k,
+                    value: node,
+                }),
+            },
+        }
+        Ok(())
+    }
+
+    /// Applies YAML 1.1 merge keys (`<<`), which the cluster's decoder honours, and reports
+    /// duplicate keys.
+    fn finish_map(&mut self, mut entries: Vec<Entry>) -> Vec<Entry> {
+        if entries.iter().any(|e| {
+            is_merge_key(&e.key) && e.value.is_map() || is_merge_key(&e.key) && e.value.is_seq()
+        }) {
+            let mut own = Vec::with_capacity(entries.len());
+            let mut merged: Vec<Entry> = Vec::new();
+            for e in entries {
+                if is_merge_key(&e.key) {
+                    match e.value.value {
+                        Value::Map { entries, .. } => merged.extend(entries),
+                        Value::Seq { items, .. } => {
+                            for item in items {
+                                if let Value::Map { entries, .. } = item.value {
+                                    merged.extend(entries);
+                                }
+                            }
+                        }
+                        Value::Scalar(_) => own.push(Entry {
+                            key: e.key,
+                            value: e.value,
+                        }),
+                    }
+                } else {
+                    own.push(e);
+                }
+            }
+            for m in merged {
+                let k = m.key.as_str();
+                if !own.iter().any(|e| e.key.as_str() == k) {
+                    own.push(m);
+                }
+            }
+            entries = own;
+        }
+        self.report_duplicates(&entries);
+        entries
+    }
+
+    fn report_duplicates(&mut self, entries: &[Entry]) {
+        if entries.len() < 2 {
+            return;
+        }
+        let mut keyed: Vec<(&str, usize)> = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.key.as_str().map(|k| (k, i)))
+            .collect();
+        keyed.sort();
+        for pair in keyed.windows(2) {
+            let ((k, first), (k2, second)) = (pair[0], pair[1]);
+            if k != k2 {
+                continue;
+            }
+            let (a, b) = (&entries[first].key, &entries[second].key);
+            // Merged entries keep the span of their source mapping, so only in-place keys count.
+            if a.span.file != b.span.file || a.span == b.span {
+                continue;
+            }
+            self.out.problems.push(ParseProblem {
+                kind: ProblemKind::DuplicateKey,
+                span: b.span,
+                message: format!(
+                    "duplicate key `{k}`: the cluster keeps only one of the two values"
+                ),
+                related: Some((a.span, "first defined here".into())),
+            });
+        }
+    }
+}
+
+fn is_merge_key(key: &Node) -> bool {
+    key.as_scalar()
+        .is_some_and(|s| s.style == Style::Plain && s.text == "<<")
+}

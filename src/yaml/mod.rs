@@ -1,0 +1,253 @@
+//! The span tree: every node of every document keeps the byte range it came from, so a
+//! finding can always point at the exact YAML node that causes it.
+//!
+//! The event parser sits behind [`parse`]; nothing else in the crate names it, so it can be
+//! swapped without touching recognition or rules.
+
+mod build;
+pub mod typing;
+
+pub use build::{parse, ParseLimits};
+
+use std::fmt::Write as _;
+
+/// Index of a file in the [`crate::source::SourceDb`].
+pub type FileId = u32;
+
+/// A byte range in one source file. Rendered objects keep the span of the file that set each
+/// value, so a span is always a real place the user can open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Span {
+    pub file: FileId,
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(file: FileId, start: usize, end: usize) -> Span {
+        Span {
+            file,
+            start: start as u32,
+            end: end.max(start) as u32,
+        }
+    }
+
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// The smallest span covering both (same file assumed).
+    pub fn to(&self, other: Span) -> Span {
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+}
+
+#[derive(Clone, Debug)]
+pub struct Scalar {
+    pub text: String,
+    pub style: Style,
+    /// An explicit tag such as `!!str`, as written after resolution of handles.
+    pub tag: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+}
+
+#[derive(Clone, Debug)]
+pub enum Value {
+    Scalar(Scalar),
+    Seq { items: Vec<Node>, flow: bool },
+    Map { entries: Vec<Entry>, flow: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub span: Span,
+    pub value: Value,
+}
+
+/// One YAML document of a file.
+#[derive(Debug)]
+pub struct Document {
+    /// Zero-based position of the document in its file.
+    pub index: usize,
+    pub root: Node,
+}
+
+#[derive(Clone, Debug)]
+pub struct Comment {
+    pub span: Span,
+    pub text: String,
+}
+
+/// What the parse stage could not turn into a clean tree.
+#[derive(Clone, Debug)]
+pub struct ParseProblem {
+    pub kind: ProblemKind,
+    pub span: Span,
+    pub message: String,
+    /// A related place, e.g. the first occurrence of a duplicated key.
+    pub related: Option<(Span, String)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    InvalidYaml,
+    DuplicateKey,
+}
+
+#[derive(Debug, Default)]
+pub struct ParsedFile {
+    pub documents: Vec<Document>,
+    pub problems: Vec<ParseProblem>,
+    pub comments: Vec<Comment>,
+}
+
+impl Node {
+    pub fn as_scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The text of a scalar node, whatever its type.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_scalar().map(|s| s.text.as_str())
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        match &self.value {
+            Value::Map { entries, .. } => entries,
+            _ => &[],
+        }
+    }
+
+    pub fn items(&self) -> &[Node] {
+        match &self.value {
+            Value::Seq { items, .. } => items,
+            _ => &[],
+        }
+    }
+
+    pub fn is_map(&self) -> bool {
+        matches!(self.value, Value::Map { .. })
+    }
+
+    pub fn is_seq(&self) -> bool {
+        matches!(self.value, Value::Seq { .. })
+    }
+
+    /// A null as the cluster reads it: `~`, `null`, or nothing at all.
+    pub fn is_null(&self) -> bool {
+        self.as_scalar().is_some_and(typing::is_null)
+    }
+
+    /// The entry for `key`. When a key is duplicated the last one wins, as in the JSON object
+    /// that `sigs.k8s.io/yaml` hands to the API server.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries()
+            .iter()
+            .rev()
+            .find(|e| e.key.as_str() == Some(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// Follows a path of mapping keys.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// A string value, unless it is empty, null or not a scalar.
+    pub fn str_at(&self, key: &str) -> Option<&str> {
+        self.get(key)
+            .filter(|n| !n.is_null())
+            .and_then(Node::as_str)
+    }
+
+    /// Number of nodes in this subtree, itself included.
+    pub fn size(&self) -> usize {
+        match &self.value {
+            Value::Scalar(_) => 1,
+            Value::Seq { items, .. } => 1 + items.iter().map(Node::size).sum::<usize>(),
+            Value::Map { entries, .. } => {
+                1 + entries
+                    .iter()
+                    .map(|e| e.key.size() + e.value.size())
+                    .sum::<usize>()
+            }
+        }
+    }
+
+    /// The RFC 6901 pointer of the node whose span is `target`, searched below `self`.
+    /// A mapping key is reported as the pointer of its entry.
+    pub fn pointer_to(&self, target: Span) -> Option<String> {
+        let mut out = String::new();
+        if self.find_pointer(target, &mut out) {
+            Some(out)
+        } else {
+            None
+        }
+    }
+
+    fn find_pointer(&self, target: Span, out: &mut String) -> bool {
+        if self.span == target && !matches!(self.value, Value::Map { .. } | Value::Seq { .. }) {
+            return true;
+        }
+        let len = out.len();
+        match &self.value {
+            Value::Scalar(_) => {}
+            Value::Seq { items, .. } => {
+                for (i, item) in items.iter().enumerate() {
+                    let _ = write!(out, "/{i}");
+                    if item.find_pointer(target, out) {
+                        return true;
+                    }
+                    out.truncate(len);
+                }
+            }
+            Value::Map { entries, .. } => {
+                for e in entries {
+                    push_pointer_token(out, e.key.as_str().unwrap_or(""));
+                    if e.key.span == target || e.value.find_pointer(target, out) {
+                        return true;
+                    }
+                    out.truncate(len);
+                }
+            }
+        }
+        // Collections match last, so that a child sharing the start of its parent wins.
+        self.span == target
+    }
+}
+
+/// Appends `/token` with `~` and `/` escaped as RFC 6901 requires.
+pub fn push_pointer_token(out: &mut String, token: &str) {
+    out.push('/');
+    for c in token.chars() {
+        match c {
+            '~' => out.push_str("~0"),
+            '/' => out.push_str("~1"),
+            c => out.push(c),
+        }
+    }
+}
