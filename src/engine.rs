@@ -118,7 +118,11 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
     }
     let parsed = yaml::parse(id, &text, limits);
     // A Go template that does not parse is not a broken manifest: it is skipped, not reported.
-    if !parsed.problems.is_empty() && text.contains("{{") {
+    let broken = parsed
+        .problems
+        .iter()
+        .any(|p| p.kind == ProblemKind::InvalidYaml);
+    if broken && text.contains("{{") {
         return FileResult {
             source: SourceFile::new(path, text),
             objects: Vec::new(),

@@ -113,6 +113,10 @@ fn describe_error(err: &granit_parser::ScanError) -> String {
     // The parser's own text ends with a position; ours is in the span already.
     let info = err.info();
     let info = info.trim();
+    if info.contains("recursion limit") {
+        return "nesting deeper than the parser allows (255 levels); the document is skipped"
+            .into();
+    }
     match info.find(" at char ") {
         Some(i) => info[..i].to_string(),
         None if info.is_empty() => format!("{}", err.kind()),

@@ -1,0 +1,168 @@
+//! The command line as a user meets it: the example repository, exit codes, the rule list,
+//! `explain`, determinism across thread counts, and the README staying true.
+
+mod common;
+
+use common::{json, root, run, stable};
+use gitops_lint::rules::RULES;
+
+const EXAMPLE: &str = "fixtures/example-repo";
+
+#[test]
+fn example_repository_human_output() {
+    let out = run(&[EXAMPLE]);
+    assert_eq!(out.code, 1, "findings at warning or above fail by default");
+    insta::assert_snapshot!("example-human", stable(&out.stdout));
+}
+
+#[test]
+fn example_repository_json_output() {
+    let out = run(&["--format", "json", EXAMPLE]);
+    assert_eq!(out.code, 1);
+    let report = json(&out);
+    assert_eq!(report["schema_version"], 1);
+    assert_eq!(report["tool"]["name"], "gitops-lint");
+    for f in report["findings"].as_array().unwrap() {
+        // Every finding carries a precise location.
+        assert!(f["start"]["line"].as_u64().unwrap() >= 1, "{f}");
+        assert!(
+            f["end"]["offset"].as_u64() >= f["start"]["offset"].as_u64(),
+            "{f}"
+        );
+    }
+    insta::assert_snapshot!("example-json", out.stdout);
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    let dir = "fixtures/rules/prune-without-prune-last/fires.yaml";
+    assert_eq!(run(&[dir]).code, 0, "info findings do not fail by default");
+    assert_eq!(run(&["--fail-on", "info", dir]).code, 1);
+    assert_eq!(run(&["--fail-on", "never", EXAMPLE]).code, 0);
+    let ok = "fixtures/rules/allow-empty/ok.yaml";
+    assert_eq!(run(&["--fail-on", "error", ok]).code, 0);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run(&["--fail-on", "sometimes", EXAMPLE]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("sometimes"), "{}", out.stderr);
+    let out = run(&["--argocd-version", "three", EXAMPLE]);
+    assert_eq!(out.code, 2);
+    let out = run(&["no/such/path"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no/such/path"), "{}", out.stderr);
+}
+
+#[test]
+fn rules_lists_every_rule() {
+    let out = run(&["rules"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout.lines().count(), RULES.len());
+    for r in RULES {
+        assert!(out.stdout.contains(r.id), "{} missing", r.id);
+    }
+}
+
+#[test]
+fn explain_prints_the_doc_and_suggests_near_misses() {
+    let out = run(&["explain", "self-heal-ignores-not-respected"]);
+    assert_eq!(out.code, 0);
+    assert!(out
+        .stdout
+        .starts_with("# self-heal-ignores-not-respected\n"));
+    let out = run(&["explain", "self-heal-ignore-not-respected"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("did you mean `self-heal-ignores-not-respected`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn output_does_not_depend_on_thread_count() {
+    let one = run(&["--format", "json", "--threads", "1", "fixtures"]);
+    let many = run(&["--format", "json", "--threads", "8", "fixtures"]);
+    assert!(!one.stdout.is_empty());
+    assert_eq!(one.stdout, many.stdout);
+}
+
+#[test]
+fn secret_values_never_reach_any_output() {
+    let dir = "fixtures/rules/secret-in-git";
+    let text = std::fs::read_to_string(root().join(dir).join("fires.yaml")).unwrap();
+    let human = run(&["--fail-on", "never", dir]).stdout;
+    let machine = run(&["--format", "json", "--fail-on", "never", dir]).stdout;
+    assert!(human.contains("secret-in-git"));
+    let mut values = 0;
+    for line in text.lines() {
+        let t = line.trim();
+        // `key: value` lines under data/stringData carry the secret values.
+        if let Some((_, v)) = t.split_once(": ") {
+            let v = v.trim_matches(['"', '\'']);
+            if v.len() >= 12 && !v.contains(' ') && !v.contains('/') && !v.contains('.') {
+                values += 1;
+                assert!(!human.contains(v), "human output shows `{v}`");
+                assert!(!machine.contains(v), "JSON output shows `{v}`");
+            }
+        }
+    }
+    assert!(
+        values > 0,
+        "the fixture has no secret-looking values to check"
+    );
+}
+
+fn rule_table() -> String {
+    let mut t =
+        String::from("| rule | category | severity | what it catches |\n|---|---|---|---|\n");
+    for r in RULES {
+        t.push_str(&format!(
+            "| [`{}`](rules/{}.md) | {} | {} | {} |\n",
+            r.id,
+            r.id,
+            r.category.as_str(),
+            r.severity,
+            r.summary.replace('|', "\\|")
+        ));
+    }
+    t
+}
+
+#[test]
+fn readme_rule_table_is_current() {
+    let path = root().join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- rules:start -->\n", "<!-- rules:end -->");
+    let a = readme.find(start).expect("README has a rules:start marker") + start.len();
+    let b = readme.find(end).expect("README has a rules:end marker");
+    let table = rule_table();
+    if std::env::var_os("UPDATE_README").is_some() {
+        let updated = format!("{}{}{}", &readme[..a], table, &readme[b..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    assert!(
+        readme[a..b] == table,
+        "README rule table is stale: run UPDATE_README=1 cargo test --test cli readme"
+    );
+}
+
+#[test]
+fn readme_first_commands_work() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let head: String = readme.lines().take(30).collect::<Vec<_>>().join("\n");
+    assert!(
+        head.contains("cargo run --release -- fixtures/example-repo"),
+        "{head}"
+    );
+    assert!(head.contains("cargo test"), "{head}");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
+    assert!(
+        ci.contains("cargo test"),
+        ".ci/run must call the README's test command"
+    );
+}

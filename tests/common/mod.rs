@@ -1,0 +1,88 @@
+#![allow(dead_code)]
+//! Runs the real binary the way a user would.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+/// Runs `gitops-lint ARGS` in `dir`, killing it after `limit`.
+pub fn run_in(dir: &Path, args: &[&str], limit: Duration) -> Run {
+    let started = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gitops-lint"))
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    // Drain pipes on threads so a large output cannot block the child.
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut err, &mut s).ok();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().ok();
+            panic!("gitops-lint {args:?} did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: t_out.join().unwrap(),
+        stderr: t_err.join().unwrap(),
+        elapsed: started.elapsed(),
+    }
+}
+
+pub fn run(args: &[&str]) -> Run {
+    run_in(&root(), args, Duration::from_secs(60))
+}
+
+/// The timing in the summary line changes from run to run.
+pub fn stable(human: &str) -> String {
+    let mut out = String::new();
+    for line in human.lines() {
+        if line.starts_with("Checked ") {
+            if let (Some(a), Some(b)) = (line.find(" in "), line.find(" ms")) {
+                out.push_str(&line[..a]);
+                out.push_str(" in [TIME]");
+                out.push_str(&line[b + 3..]);
+                out.push('\n');
+                continue;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+pub fn json(run: &Run) -> serde_json::Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("JSON output: {e}\n{}", run.stdout))
+}
