@@ -66,6 +66,7 @@ fn problem_finding(
     span: Span,
     message: String,
     related: Option<(Span, String)>,
+    help: &str,
 ) -> Finding {
     let rule = match kind {
         ProblemKind::InvalidYaml => "invalid-yaml",
@@ -75,11 +76,7 @@ fn problem_finding(
     if let Some((span, text)) = related {
         f.also(span, text);
     }
-    if kind == ProblemKind::InvalidYaml {
-        f.help("fix the syntax: nothing in this document was checked");
-    } else {
-        f.help("keep one of the two keys");
-    }
+    f.help(help);
     f
 }
 
@@ -107,6 +104,7 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
             Span::new(id, err.offset, end),
             err.message,
             None,
+            err.help,
         );
         return FileResult {
             source: SourceFile::new(path, text),
@@ -134,7 +132,7 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
     let problems = parsed
         .problems
         .into_iter()
-        .map(|p| problem_finding(p.kind, p.span, p.message, p.related))
+        .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
     let objects = model::recognise(id, &path, parsed.documents);
     let redactions = objects

@@ -99,6 +99,7 @@ pub struct DecodeError {
     pub message: String,
     /// Where the problem is, in the text that is kept for display.
     pub offset: usize,
+    pub help: &'static str,
 }
 
 /// Decodes a file's bytes. Kubernetes tooling reads UTF-8 only, so UTF-16 and invalid UTF-8 are
@@ -111,6 +112,7 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
                 message: "the file is UTF-16 encoded; Kubernetes and Argo CD read YAML as UTF-8"
                     .into(),
                 offset: 0,
+                help: "save the file as UTF-8: nothing in it was checked",
             }),
         );
     }
@@ -122,6 +124,7 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
                     Some(DecodeError {
                         message: "the file contains NUL bytes: it is binary, not YAML".into(),
                         offset: pos,
+                        help: "remove the file, or leave it out with --exclude",
                     }),
                 );
             }
@@ -137,6 +140,7 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
                         "invalid UTF-8 at byte {offset}; Kubernetes and Argo CD read YAML as UTF-8"
                     ),
                     offset,
+                    help: "save the file as UTF-8: nothing in it was checked",
                 }),
             )
         }

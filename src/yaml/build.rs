@@ -93,6 +93,7 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
                     span: Span::new(file, at, end),
                     message: describe_error(&err),
                     related: None,
+                    help: SYNTAX_HELP,
                 });
                 b.abandon_document();
                 match parser.proceed_next_document() {
@@ -104,6 +105,8 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
     }
     b.out
 }
+
+const SYNTAX_HELP: &str = "fix the syntax: nothing in this document was checked";
 
 fn next_char_boundary(text: &str, at: usize) -> usize {
     text[at..].chars().next().map_or(at, |c| at + c.len_utf8())
@@ -151,7 +154,12 @@ impl Builder<'_> {
             Event::Anchor(..) => {}
             Event::Alias(id) => {
                 let Some((node, size)) = self.anchors.get(&id) else {
-                    return Err(self.problem(start, end, "alias to an unknown anchor".into()));
+                    return Err(self.problem(
+                        start,
+                        end,
+                        "alias to an unknown anchor".into(),
+                        SYNTAX_HELP,
+                    ));
                 };
                 if *size > self.alias_budget {
                     return Err(self.problem(
@@ -161,6 +169,7 @@ impl Builder<'_> {
                             "alias expansion exceeds the budget of {} nodes (an alias bomb?); the document is skipped",
                             self.limits.alias_nodes
                         ),
+                        "expand or remove the aliases: nothing in this document was checked",
                     ));
                 }
                 self.alias_budget -= *size;
@@ -168,7 +177,12 @@ impl Builder<'_> {
                 self.push_node(node, 0)?;
             }
             Event::UnresolvedAlias(_) => {
-                return Err(self.problem(start, end, "alias to an unknown anchor".into()));
+                return Err(self.problem(
+                    start,
+                    end,
+                    "alias to an unknown anchor".into(),
+                    SYNTAX_HELP,
+                ));
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let style = match style {
@@ -260,12 +274,19 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn problem(&self, start: usize, end: usize, message: String) -> ParseProblem {
+    fn problem(
+        &self,
+        start: usize,
+        end: usize,
+        message: String,
+        help: &'static str,
+    ) -> ParseProblem {
         ParseProblem {
             kind: ProblemKind::InvalidYaml,
             span: self.span(start, end),
             message,
             related: None,
+            help,
         }
     }
 
@@ -279,6 +300,7 @@ impl Builder<'_> {
                     "nesting deeper than {} levels; the document is skipped",
                     self.limits.max_depth
                 ),
+                "flatten the structure: nothing in this document was checked",
             ));
         }
         Ok(())
@@ -373,6 +395,7 @@ impl Builder<'_> {
                     "duplicate key `{k}`: the cluster keeps only one of the two values"
                 ),
                 related: Some((a.span, "first defined here".into())),
+                help: "keep one of the two keys",
             });
         }
     }

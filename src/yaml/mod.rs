@@ -104,6 +104,8 @@ pub struct ParseProblem {
     pub message: String,
     /// A related place, e.g. the first occurrence of a duplicated key.
     pub related: Option<(Span, String)>,
+    /// What the user can do about it.
+    pub help: &'static str,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
