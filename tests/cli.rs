@@ -98,12 +98,27 @@ fn secret_values_never_reach_any_output() {
     let machine = run(&["--format", "json", "--fail-on", "never", dir]).stdout;
     assert!(human.contains("secret-in-git"));
     let mut values = 0;
+    // Values are the entries indented under a `data:` or `stringData:` key.
+    let mut data_indent: Option<usize> = None;
     for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
         let t = line.trim();
-        // `key: value` lines under data/stringData carry the secret values.
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if data_indent.is_some_and(|d| indent <= d) {
+            data_indent = None;
+        }
+        if t == "data:" || t == "stringData:" {
+            data_indent = Some(indent);
+            continue;
+        }
+        if data_indent.is_none() {
+            continue;
+        }
         if let Some((_, v)) = t.split_once(": ") {
             let v = v.trim_matches(['"', '\'']);
-            if v.len() >= 12 && !v.contains(' ') && !v.contains('/') && !v.contains('.') {
+            if v.len() >= 8 && !v.starts_with('<') && !v.contains("{{") {
                 values += 1;
                 assert!(!human.contains(v), "human output shows `{v}`");
                 assert!(!machine.contains(v), "JSON output shows `{v}`");

@@ -227,14 +227,12 @@ pub fn did_you_mean<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
-    let lower = word.to_ascii_lowercase().replace(['_', '-'], "");
+    // Case, `-` and `_` are the usual slips; compare without them.
+    let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
+    let want = fold(word);
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
-        let d = if c.to_ascii_lowercase() == lower {
-            0
-        } else {
-            edit_distance(&lower, &c.to_ascii_lowercase())
-        };
+        let d = edit_distance(&want, &fold(c));
         let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
         if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
