@@ -166,6 +166,15 @@ impl<'a> App<'a> {
         self.spec.span
     }
 
+    /// Where a flag under `automated` is written, or the `automated` key when it is absent.
+    pub fn flag_anchor(&self, key: &str) -> Option<Span> {
+        let automated = self.automated()?;
+        Some(match automated.entry(key) {
+            Some(e) => e.value.span,
+            None => self.automated_key().unwrap_or(automated.span),
+        })
+    }
+
     /// The `automated` key, for labelling the auto-sync decision.
     pub fn automated_key(&self) -> Option<Span> {
         self.sync_policy()?.entry("automated").map(|e| e.key.span)

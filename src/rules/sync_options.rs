@@ -186,6 +186,16 @@ pub fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
     out
 }
 
+/// Every sync option an object writes: its annotation tokens and, for an Application or
+/// ApplicationSet template, its `syncOptions` items.
+pub fn all_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
+    let mut uses = annotation_uses(cx, obj);
+    if let Some(app) = super::app::app(cx, obj) {
+        uses.extend(app_uses(app.sync_options_node()));
+    }
+    uses
+}
+
 /// The items of an app's `syncOptions`.
 pub fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
     list.map(Node::items)

@@ -19,13 +19,9 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     {
         return;
     }
-    let Some(automated) = app.automated() else {
+    let Some(span) = app.flag_anchor("prune") else {
         return;
     };
-    let span = automated.entry("prune").map_or_else(
-        || app.automated_key().unwrap_or(automated.span),
-        |e| e.value.span,
-    );
     out.report(
         span,
         format!("{} self-heals but never prunes: objects removed from Git keep running, and a change that only needs pruning never syncs", app.kind_name()),

@@ -19,13 +19,9 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     {
         return;
     }
-    let Some(automated) = app.automated() else {
+    let Some(span) = app.flag_anchor("selfHeal") else {
         return;
     };
-    let span = automated.entry("selfHeal").map_or_else(
-        || app.automated_key().unwrap_or(automated.span),
-        |e| e.value.span,
-    );
     out.report(
         span,
         format!("{} prunes but does not self-heal: a live change stays until the next commit is synced", app.kind_name()),

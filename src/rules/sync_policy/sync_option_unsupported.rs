@@ -1,6 +1,5 @@
 use crate::model::Object;
-use crate::rules::app::app;
-use crate::rules::sync_options::{self, annotation_uses, app_uses, Level, Parsed};
+use crate::rules::sync_options::{self, all_uses, Level, Parsed};
 use crate::rules::{rule, Cx, Sink};
 
 rule! {
@@ -12,10 +11,7 @@ rule! {
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
-    let mut uses = annotation_uses(cx, obj);
-    if let Some(app) = app(cx, obj) {
-        uses.extend(app_uses(app.sync_options_node()));
-    }
+    let uses = all_uses(cx, obj);
     let version = cx.version_or_oldest();
     let assumed = if cx.version.is_some() {
         ""
