@@ -169,6 +169,7 @@ registry! {
     sync_policy::risky_sync_option,
     sync_policy::retry_unbounded,
     sync_policy::managed_namespace_metadata_ignored,
+    sync_policy::sync_window_no_break_glass,
     ignore_differences::ignore_differences_wildcard,
     ignore_differences::ignore_differences_never_matches,
     ignore_differences::ignore_replicas_without_managers,
@@ -184,6 +185,7 @@ registry! {
     secrets::secret_in_git,
     secrets::external_secret_deprecated_api,
     secrets::external_secret_never_refreshes,
+    secrets::external_secret_policy_conflict,
     secrets::secret_store_static_credentials,
 }
 

@@ -11,3 +11,4 @@ pub mod self_heal_disabled;
 pub mod self_heal_ignores_not_respected;
 pub mod sync_option_invalid;
 pub mod sync_option_unsupported;
+pub mod sync_window_no_break_glass;
