@@ -59,16 +59,21 @@ fn check_policy(cx: &Cx, out: &mut Sink, node: &Node, default_role: Option<&str>
         if effect != "allow" {
             continue;
         }
-        let reason = if Some(*subject) == default_role {
-            format!("`{subject}` is the policy.default role, so every user")
-        } else if *subject != "role:admin" {
-            format!("`{subject}`")
-        } else if object.starts_with("*/") || *object == "*" {
-            continue; // role:admin already has override everywhere.
-        } else {
+        // role:admin has override on everything built in; granting it again changes nothing.
+        if *subject == "role:admin" && Some(*subject) != default_role {
             continue;
+        }
+        let who = if Some(*subject) == default_role {
+            format!("`{subject}` is the policy.default role, so every user")
+        } else {
+            format!("`{subject}`")
         };
-        out.report(span, format!("{reason} may `{action}` applications on `{object}`: override syncs local manifests in place of Git, so a change can bypass review"))
+        let scope = if object.starts_with("*/") || *object == "*" {
+            "every project's applications"
+        } else {
+            "applications"
+        };
+        out.report(span, format!("{who} may `{action}` {scope} (`{object}`): override syncs local manifests in place of Git, so a change can bypass review"))
             .label("override granted")
             .help("grant `sync` instead; keep `override` (and `*`) for role:admin, with Git as the only write path");
     }
