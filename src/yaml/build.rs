@@ -331,9 +331,10 @@ impl Builder<'_> {
     /// Applies YAML 1.1 merge keys (`<<`), which the cluster's decoder honours, and reports
     /// duplicate keys.
     fn finish_map(&mut self, mut entries: Vec<Entry>) -> Vec<Entry> {
-        if entries.iter().any(|e| {
-            is_merge_key(&e.key) && e.value.is_map() || is_merge_key(&e.key) && e.value.is_seq()
-        }) {
+        if entries
+            .iter()
+            .any(|e| is_merge_key(&e.key) && (e.value.is_map() || e.value.is_seq()))
+        {
             let mut own = Vec::with_capacity(entries.len());
             let mut merged: Vec<Entry> = Vec::new();
             for e in entries {
