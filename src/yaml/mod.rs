@@ -253,3 +253,59 @@ pub fn push_pointer_token(out: &mut String, token: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> ParsedFile {
+        parse(0, text, ParseLimits::default())
+    }
+
+    #[test]
+    fn merge_keys_fill_in_without_overriding() {
+        let f = one("base: &b {prune: true, selfHeal: false}\nauto:\n  <<: *b\n  selfHeal: true\n");
+        assert!(f.problems.is_empty(), "{:?}", f.problems);
+        let auto = f.documents[0].root.get("auto").unwrap();
+        assert_eq!(auto.get("prune").and_then(Node::as_str), Some("true"));
+        assert_eq!(auto.get("selfHeal").and_then(Node::as_str), Some("true"));
+        assert!(auto.get("<<").is_none());
+    }
+
+    #[test]
+    fn duplicate_keys_point_at_the_second_with_the_first_related() {
+        let text = "a: 1\nb: 2\na: 3\n";
+        let f = one(text);
+        assert_eq!(f.problems.len(), 1);
+        let p = &f.problems[0];
+        assert_eq!(p.kind, ProblemKind::DuplicateKey);
+        assert_eq!(p.span.start, 10);
+        assert_eq!(p.related.as_ref().unwrap().0.start, 0);
+        // The cluster's decoder keeps the last value.
+        assert_eq!(
+            f.documents[0].root.get("a").and_then(Node::as_str),
+            Some("3")
+        );
+    }
+
+    #[test]
+    fn pointers_escape_and_prefer_the_deepest_node() {
+        let text = "metadata:\n  annotations:\n    a/b: x\nlist: [p, q]\n";
+        let root = &one(text).documents[0].root;
+        let value = root.path(&["metadata", "annotations", "a/b"]).unwrap();
+        assert_eq!(
+            root.pointer_to(value.span).as_deref(),
+            Some("/metadata/annotations/a~1b")
+        );
+        let q = &root.get("list").unwrap().items()[1];
+        assert_eq!(root.pointer_to(q.span).as_deref(), Some("/list/1"));
+    }
+
+    #[test]
+    fn a_syntax_error_ends_only_its_document() {
+        let f = one("a: [1\n---\nb: 2\n");
+        assert_eq!(f.problems.len(), 1);
+        assert_eq!(f.documents.len(), 1);
+        assert_eq!(f.documents[0].index, 1);
+    }
+}
