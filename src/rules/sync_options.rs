@@ -160,7 +160,7 @@ pub struct Use<'a> {
 
 /// The `argocd.argoproj.io/sync-options` annotation of any object, split the way Argo CD splits
 /// it (comma-separated, whitespace trimmed), with a span per token.
-pub fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
+fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
     let Some(node) = obj.annotation("argocd.argoproj.io/sync-options") else {
         return Vec::new();
     };
@@ -197,7 +197,7 @@ pub fn all_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
 }
 
 /// The items of an app's `syncOptions`.
-pub fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
+fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
     list.map(Node::items)
         .unwrap_or(&[])
         .iter()

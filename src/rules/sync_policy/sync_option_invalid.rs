@@ -1,6 +1,6 @@
 use crate::model::Object;
 use crate::rules::app::app;
-use crate::rules::sync_options::{self, annotation_uses, app_uses, Parsed, Use};
+use crate::rules::sync_options::{self, all_uses, Parsed};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::typing;
 
@@ -13,21 +13,17 @@ rule! {
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
-    let mut uses: Vec<Use> = annotation_uses(cx, obj);
-    if let Some(app) = app(cx, obj) {
-        let list = app.sync_options_node();
-        for item in list.map(|l| l.items()).unwrap_or(&[]) {
-            if item.as_scalar().is_none() {
-                out.report(
-                    item.span,
-                    "a sync option must be a string such as `PruneLast=true`",
-                )
-                .label("not a string");
-            }
+    // Items that are not strings never reach the option parser; report them here.
+    if let Some(list) = app(cx, obj).and_then(|a| a.sync_options_node()) {
+        for item in list.items().iter().filter(|i| i.as_scalar().is_none()) {
+            out.report(
+                item.span,
+                "a sync option must be a string such as `PruneLast=true`",
+            )
+            .label("not a string");
         }
-        uses.extend(app_uses(list));
     }
-    for u in uses {
+    for u in all_uses(cx, obj) {
         if typing::is_template(u.text) {
             continue;
         }
