@@ -5,7 +5,7 @@ use crate::engine::{self, Outcome};
 use crate::finding::Severity;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
-use crate::yaml::ParseLimits;
+use crate::yaml::{self, ParseLimits};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -59,6 +59,28 @@ pub enum Command {
         /// The rule id, e.g. self-heal-ignores-not-respected.
         rule: String,
     },
+    /// Print the app-of-apps tree: each Application, what it renders, and its children.
+    Graph {
+        /// The repository (or a directory in it).
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        /// `text` for a tree, `dot` for Graphviz.
+        #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
+        format: GraphFormat,
+        /// A URL that means this repository (repeatable).
+        #[arg(long, value_name = "URL")]
+        repo_url: Vec<String>,
+    },
+    /// Print what the kustomization in DIR builds to, as a JSON array (for checking the
+    /// renderer against kustomize).
+    #[command(hide = true)]
+    Render { dir: PathBuf },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum GraphFormat {
+    Text,
+    Dot,
 }
 
 #[derive(Debug, clap::Args)]
@@ -100,6 +122,10 @@ pub struct LintArgs {
     /// Print the number of findings per rule.
     #[arg(long)]
     pub statistics: bool,
+    /// A URL that means the linted repository, besides its git remotes and the config's
+    /// `repo-urls` (repeatable).
+    #[arg(long, value_name = "URL")]
+    pub repo_url: Vec<String>,
 }
 
 pub fn main() -> i32 {
@@ -117,6 +143,12 @@ pub fn main() -> i32 {
             .map(|_| EXIT_OK)
             .map_err(|e| e.to_string()),
         Some(Command::Explain { rule }) => explain(&rule, &mut out),
+        Some(Command::Graph {
+            path,
+            format,
+            repo_url,
+        }) => graph(path, format, repo_url, &mut out),
+        Some(Command::Render { dir }) => render(dir, &mut out),
         None => lint(&cli.lint, &mut out),
     };
     match result {
@@ -160,17 +192,62 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
     }
 }
 
-fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, String> {
-    let opts = engine::Options {
-        paths: args.paths.clone(),
+fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
+    engine::Options {
+        paths,
         discover: discover::Options {
-            include: args.include.clone(),
-            exclude: args.exclude.clone(),
-            max_file_size: args.max_file_size,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_size: 8 * 1024 * 1024,
         },
-        version: args.argocd_version,
+        version: None,
         limits: ParseLimits::default(),
+        repo_urls,
+    }
+}
+
+fn graph(
+    path: PathBuf,
+    format: GraphFormat,
+    repo_urls: Vec<String>,
+    out: &mut dyn Write,
+) -> Result<i32, String> {
+    let outcome = engine::run(&options(vec![path], repo_urls))?;
+    let written = match format {
+        GraphFormat::Text => report::tree::text(&outcome, out),
+        GraphFormat::Dot => report::tree::dot(&outcome, out),
     };
+    written.map_err(|e| e.to_string())?;
+    Ok(EXIT_OK)
+}
+
+fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
+    let root = crate::render::repo::find_root(&dir);
+    let loaded = engine::load(&options(vec![root.clone()], Vec::new()))?;
+    let (objects, problems) =
+        crate::render::build_kustomization(&loaded.sources, &loaded.docs, &root, &dir);
+    let json: Vec<serde_json::Value> = objects.iter().map(|o| yaml::to_json(&o.root)).collect();
+    serde_json::to_writer_pretty(&mut *out, &json).map_err(|e| e.to_string())?;
+    writeln!(out).map_err(|e| e.to_string())?;
+    for p in &problems {
+        let at = loaded.sources.start(p.span);
+        eprintln!(
+            "{}:{}:{}: {}",
+            loaded.sources.get(p.span.file).path.display(),
+            at.line,
+            at.column,
+            p.message
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, String> {
+    let mut opts = options(args.paths.clone(), args.repo_url.clone());
+    opts.discover.include = args.include.clone();
+    opts.discover.exclude = args.exclude.clone();
+    opts.discover.max_file_size = args.max_file_size;
+    opts.version = args.argocd_version;
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.threads {
         pool = pool.num_threads(n.max(1));

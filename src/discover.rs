@@ -106,7 +106,7 @@ fn is_manifest_name(path: &Path) -> bool {
     matches!(
         path.extension().and_then(|e| e.to_str()),
         Some("yaml" | "yml" | "json")
-    )
+    ) || crate::model::is_kustomization_file(path)
 }
 
 /// A file inside a chart's `templates/` folder: Go templates, not manifests.

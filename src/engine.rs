@@ -1,11 +1,12 @@
-//! The pipeline, in one direction: discover → parse → recognise → context → rules → sorted
+//! The pipeline, in one direction: discover → parse → recognise → render → rules → sorted
 //! findings. Reporting is left to the caller.
 
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
 use crate::model::{self, Object};
-use crate::rules::{Cx, Sink, Version, RULES};
+use crate::render::{self, repo, FileDocs, Graph, Note};
+use crate::rules::{Check, Cx, Sink, Version, RULES};
 use crate::source::{self, SourceDb, SourceFile};
 use crate::yaml::{self, FileId, ParseLimits, ProblemKind, Span};
 use rayon::prelude::*;
@@ -19,6 +20,8 @@ pub struct Options {
     pub discover: discover::Options,
     pub version: Option<Version>,
     pub limits: ParseLimits,
+    /// URLs that mean "the linted repository", besides its git remotes and config.
+    pub repo_urls: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -26,6 +29,8 @@ pub struct Summary {
     pub files_scanned: usize,
     pub objects_by_kind: BTreeMap<String, usize>,
     pub skipped: Vec<(PathBuf, SkipReason)>,
+    /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
+    pub not_rendered: Vec<Note>,
     pub elapsed: Duration,
 }
 
@@ -41,6 +46,7 @@ pub struct Outcome {
     pub summary: Summary,
     /// Byte ranges whose text no output may show (Secret values).
     pub redactions: Vec<Span>,
+    pub graph: Graph,
 }
 
 impl Outcome {
@@ -55,7 +61,7 @@ impl Outcome {
 /// What one file yields before anything cross-file happens.
 struct FileResult {
     source: SourceFile,
-    objects: Vec<Object>,
+    docs: FileDocs,
     problems: Vec<Finding>,
     redactions: Vec<Span>,
     skip: Option<SkipReason>,
@@ -86,7 +92,7 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
         Err(e) => {
             return FileResult {
                 source: SourceFile::new(path, String::new()),
-                objects: Vec::new(),
+                docs: FileDocs::default(),
                 problems: Vec::new(),
                 redactions: Vec::new(),
                 skip: Some(SkipReason::Unreadable(e.to_string())),
@@ -108,7 +114,7 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
         );
         return FileResult {
             source: SourceFile::new(path, text),
-            objects: Vec::new(),
+            docs: FileDocs::default(),
             problems: vec![f],
             redactions: Vec::new(),
             skip: None,
@@ -123,7 +129,7 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
     if broken && text.contains("{{") {
         return FileResult {
             source: SourceFile::new(path, text),
-            objects: Vec::new(),
+            docs: FileDocs::default(),
             problems: Vec::new(),
             redactions: Vec::new(),
             skip: Some(SkipReason::HelmTemplate),
@@ -134,37 +140,81 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
-    let objects = model::recognise(id, &path, parsed.documents);
+    let (objects, loose) = model::recognise(id, &path, parsed.documents);
     let redactions = objects
         .iter()
         .flat_map(Object::secret_value_spans)
         .collect();
     FileResult {
         source: SourceFile::new(path, text),
-        objects,
+        docs: FileDocs { objects, loose },
         problems,
         redactions,
         skip: None,
     }
 }
 
-fn run_rules(cx: &Cx, obj: &Object) -> Vec<Finding> {
+fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
+    let obj = &graph.units[unit].obj;
     let mut out = Vec::new();
     for rule in RULES {
-        let Some(check) = rule.check else { continue };
+        let Check::Object(check) = rule.check else {
+            continue;
+        };
         let mut sink = Sink::new(rule);
         check(cx, obj, &mut sink);
         for mut f in sink.findings {
             f.object = Some(ObjectRef::of(obj));
             f.pointer = obj.root.pointer_to(f.primary.span);
+            f.applications = graph.app_names(unit);
             out.push(f);
         }
     }
     out
 }
 
-pub fn run(opts: &Options) -> Result<Outcome, String> {
-    let started = Instant::now();
+fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in RULES {
+        if let Check::Graph(check) = rule.check {
+            let mut sink = Sink::new(rule);
+            check(cx, graph, &mut sink);
+            out.extend(sink.findings);
+        }
+    }
+    out
+}
+
+/// Sorts findings and folds together the copies that rendered objects sharing one source line
+/// produce, keeping count of them.
+fn settle(mut findings: Vec<Finding>) -> Vec<Finding> {
+    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings {
+        if let Some(last) = out.last_mut().filter(|l| l.same(&f)) {
+            last.occurrences += f.occurrences;
+            last.applications.extend(f.applications);
+            last.applications.sort();
+            last.applications.dedup();
+            continue;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// Everything the parse stage produced, with the repository it belongs to.
+pub struct Loaded {
+    pub sources: SourceDb,
+    pub docs: Vec<FileDocs>,
+    pub findings: Vec<Finding>,
+    pub redactions: Vec<Span>,
+    pub summary: Summary,
+    pub repo: repo::Repo,
+}
+
+/// Discovers, reads and parses every file, and finds the repository they belong to.
+pub fn load(opts: &Options) -> Result<Loaded, String> {
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let results: Vec<FileResult> = found
         .files
@@ -178,7 +228,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         ..Summary::default()
     };
     let mut sources = SourceDb::default();
-    let mut objects = Vec::new();
+    let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
     let mut redactions = Vec::new();
     for r in results {
@@ -187,30 +237,85 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
             None => summary.files_scanned += 1,
         }
         sources.add(r.source);
-        objects.extend(r.objects);
+        docs.push(r.docs);
         findings.extend(r.problems);
         redactions.extend(r.redactions);
     }
-    for obj in &objects {
+    for obj in docs.iter().flat_map(|d| &d.objects) {
         *summary.objects_by_kind.entry(obj.kind.clone()).or_default() += 1;
     }
+    summary.skipped.sort();
 
-    let repo: RepoContext = context::build(&objects, &sources);
+    let root = opts
+        .paths
+        .first()
+        .map(|p| repo::find_root(p))
+        .unwrap_or_default();
+    let config = crate::config::load(&root)?;
+    let mut urls: Vec<String> = config
+        .repo_urls
+        .iter()
+        .chain(&opts.repo_urls)
+        .cloned()
+        .chain(repo::git_remotes(&root))
+        .map(|u| repo::normalize_url(&u))
+        .collect();
+    urls.sort();
+    urls.dedup();
+    Ok(Loaded {
+        sources,
+        docs,
+        findings,
+        redactions,
+        summary,
+        repo: repo::Repo { root, urls },
+    })
+}
+
+pub fn run(opts: &Options) -> Result<Outcome, String> {
+    let started = Instant::now();
+    let Loaded {
+        sources,
+        docs,
+        mut findings,
+        mut redactions,
+        mut summary,
+        repo,
+    } = load(opts)?;
+    let graph = render::build(&sources, &docs, repo);
+    redactions.extend(
+        graph
+            .units
+            .iter()
+            .filter(|u| u.obj.generated)
+            .flat_map(|u| u.obj.secret_value_spans()),
+    );
+
+    let file_objects: Vec<&Object> = docs.iter().flat_map(|d| &d.objects).collect();
+    let repo_cx: RepoContext = context::build(&file_objects);
     let cx = Cx {
         version: opts.version,
-        repo: &repo,
+        repo: &repo_cx,
         sources: &sources,
+        graph: &graph,
     };
-    let rule_findings: Vec<Vec<Finding>> = objects.par_iter().map(|o| run_rules(&cx, o)).collect();
+    let lint: Vec<usize> = (0..graph.units.len())
+        .filter(|&u| graph.units[u].lint)
+        .collect();
+    let rule_findings: Vec<Vec<Finding>> = lint
+        .par_iter()
+        .map(|&u| run_rules(&cx, &graph, u))
+        .collect();
     findings.extend(rule_findings.into_iter().flatten());
-    findings.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    findings.dedup();
-    summary.skipped.sort();
+    findings.extend(run_graph_rules(&cx, &graph));
+    let findings = settle(findings);
+    summary.not_rendered = graph.notes.clone();
     summary.elapsed = started.elapsed();
     Ok(Outcome {
         sources,
         findings,
         summary,
         redactions,
+        graph,
     })
 }

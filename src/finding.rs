@@ -66,6 +66,11 @@ pub struct Finding {
     pub object: Option<ObjectRef>,
     /// RFC 6901 pointer of the primary node inside its object.
     pub pointer: Option<String>,
+    /// Applications whose rendered objects carry the finding (sorted, distinct).
+    pub applications: Vec<String>,
+    /// How many rendered objects share this finding (one overlay patch used by 40 apps is
+    /// one finding with 40 occurrences).
+    pub occurrences: usize,
 }
 
 impl Finding {
@@ -87,6 +92,8 @@ impl Finding {
             secondary: Vec::new(),
             object: None,
             pointer: None,
+            applications: Vec::new(),
+            occurrences: 1,
         }
     }
 
@@ -113,6 +120,14 @@ impl Finding {
     pub fn severity(&mut self, severity: Severity) -> &mut Self {
         self.severity = severity;
         self
+    }
+
+    /// Whether two findings are one problem: the same rule at the same node. Rendered objects
+    /// that share a base line produce copies that differ only in the object they name.
+    pub fn same(&self, other: &Finding) -> bool {
+        self.rule == other.rule
+            && self.primary.span == other.primary.span
+            && self.severity == other.severity
     }
 
     /// The order in which findings are reported, independent of scheduling.

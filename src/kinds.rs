@@ -94,3 +94,37 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     // Character classes and alternatives are rare here; treat them as matching anything.
     pattern.contains(['[', '{']) || go(&p, &t)
 }
+
+/// Kinds that live outside any namespace. Anything else, custom resources included, is taken
+/// as namespaced, the assumption kustomize makes too.
+pub fn is_cluster_scoped(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Namespace"
+            | "Node"
+            | "PersistentVolume"
+            | "StorageClass"
+            | "ClusterRole"
+            | "ClusterRoleBinding"
+            | "CustomResourceDefinition"
+            | "APIService"
+            | "MutatingWebhookConfiguration"
+            | "ValidatingWebhookConfiguration"
+            | "ValidatingAdmissionPolicy"
+            | "ValidatingAdmissionPolicyBinding"
+            | "PriorityClass"
+            | "IngressClass"
+            | "RuntimeClass"
+            | "CSIDriver"
+            | "CSINode"
+            | "VolumeAttachment"
+            | "CertificateSigningRequest"
+            | "PodSecurityPolicy"
+            | "ComponentStatus"
+            | "FlowSchema"
+            | "PriorityLevelConfiguration"
+            | "ClusterIssuer"
+            | "ClusterSecretStore"
+            | "ClusterExternalSecret"
+    )
+}

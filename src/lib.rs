@@ -1,15 +1,18 @@
 //! gitops-lint: an offline policy linter for GitOps repositories that Argo CD deploys from.
 //!
 //! The pipeline reads in one direction: [`discover`] → [`yaml`] (parse with spans) →
-//! [`model`] (recognise objects) → [`context`] → [`rules`] → [`report`].
+//! [`model`] (recognise objects) → [`render`] (kustomize, sources, ApplicationSets, the object
+//! graph) → [`rules`] → [`report`].
 
 pub mod cli;
+pub mod config;
 pub mod context;
 pub mod discover;
 pub mod engine;
 pub mod finding;
 pub mod kinds;
 pub mod model;
+pub mod render;
 pub mod report;
 pub mod rules;
 pub mod schema;

@@ -3,7 +3,7 @@
 use crate::yaml::{Document, FileId, Node, Span, Value};
 use std::path::Path;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Object {
     pub file: FileId,
     /// Position of the document in its file (0-based).
@@ -15,6 +15,9 @@ pub struct Object {
     pub name: Option<String>,
     pub namespace: Option<String>,
     pub root: Node,
+    /// Made by the render stage (a kustomize generator, an ApplicationSet) rather than
+    /// written as a document.
+    pub generated: bool,
 }
 
 impl Object {
@@ -57,6 +60,9 @@ impl Object {
 
     /// The byte ranges whose text must never be shown: the values of a Secret.
     pub fn secret_value_spans(&self) -> Vec<Span> {
+        if matches!(self.kind.as_str(), "Kustomization" | "Component") {
+            return self.generator_literal_spans();
+        }
         if !self.is("", "Secret") {
             return Vec::new();
         }
@@ -65,6 +71,43 @@ impl Object {
             .filter_map(|k| self.root.get(k))
             .flat_map(|data| data.entries().iter().map(|e| e.value.span))
             .collect()
+    }
+}
+
+impl Object {
+    /// The values of a kustomization's `secretGenerator` literals (`KEY=value`): the part
+    /// after `=` when the scalar is written on one line, else the whole item.
+    fn generator_literal_spans(&self) -> Vec<Span> {
+        let mut out = Vec::new();
+        for g in self
+            .root
+            .get("secretGenerator")
+            .map(Node::items)
+            .unwrap_or(&[])
+        {
+            for item in g.get("literals").map(Node::items).unwrap_or(&[]) {
+                let Some(s) = item.as_scalar() else { continue };
+                let quote = match s.style {
+                    crate::yaml::Style::Plain => 0,
+                    crate::yaml::Style::SingleQuoted | crate::yaml::Style::DoubleQuoted => 1,
+                    _ => {
+                        out.push(item.span);
+                        continue;
+                    }
+                };
+                let single_line =
+                    (item.span.end - item.span.start) as usize == s.text.len() + 2 * quote;
+                match s.text.find('=') {
+                    Some(eq) if single_line => out.push(Span::new(
+                        item.span.file,
+                        item.span.start as usize + quote + eq + 1,
+                        item.span.end as usize - quote,
+                    )),
+                    _ => out.push(item.span),
+                }
+            }
+        }
+        out
     }
 }
 
@@ -77,11 +120,16 @@ pub fn is_kustomization_file(path: &Path) -> bool {
         .is_some_and(|n| KUSTOMIZATION_FILES.contains(&n))
 }
 
-/// Turns a file's documents into objects. Documents that are not objects are dropped here: no
-/// later stage needs them.
-pub fn recognise(file: FileId, path: &Path, documents: Vec<Document>) -> Vec<Object> {
+/// Turns a file's documents into objects. Documents that are not objects are returned apart:
+/// kustomize may still read them as patches.
+pub fn recognise(
+    file: FileId,
+    path: &Path,
+    documents: Vec<Document>,
+) -> (Vec<Object>, Vec<Document>) {
     let kustomization = is_kustomization_file(path);
     let mut out = Vec::new();
+    let mut loose = Vec::new();
     for doc in documents {
         if kustomization {
             // kustomize accepts a kustomization without apiVersion/kind.
@@ -102,12 +150,17 @@ pub fn recognise(file: FileId, path: &Path, documents: Vec<Document>) -> Vec<Obj
                 name: None,
                 namespace: None,
                 root: doc.root,
+                generated: false,
             });
             continue;
         }
-        push_object(&mut out, file, doc.index, None, doc.root);
+        if doc.root.str_at("apiVersion").is_some() && doc.root.str_at("kind").is_some() {
+            push_object(&mut out, file, doc.index, None, doc.root);
+        } else {
+            loose.push(doc);
+        }
     }
-    out
+    (out, loose)
 }
 
 fn push_object(
@@ -149,5 +202,6 @@ fn push_object(
         name,
         namespace,
         root,
+        generated: false,
     });
 }

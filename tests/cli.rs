@@ -35,7 +35,7 @@ fn example_repository_json_output() {
 
 #[test]
 fn fail_on_sets_the_exit_code() {
-    let dir = "fixtures/rules/prune-without-prune-last/fires.yaml";
+    let dir = "fixtures/rules/hpa-replicas-conflict/fires-pinned-replicas";
     assert_eq!(run(&[dir]).code, 0, "info findings do not fail by default");
     assert_eq!(run(&["--fail-on", "info", dir]).code, 1);
     assert_eq!(run(&["--fail-on", "never", EXAMPLE]).code, 0);

@@ -190,3 +190,60 @@ fn a_broken_document_does_not_hide_the_next_one() {
         ["invalid-yaml", "default-project"]
     );
 }
+
+fn messages(report: &serde_json::Value, rule: &str) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| {
+            format!(
+                "{}:{} {}",
+                f["file"].as_str().unwrap(),
+                f["start"]["line"],
+                f["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn kustomizations_that_loop_or_leave_the_repository_are_refused() {
+    let report = lint_dir(|d| {
+        for (dir, next) in [("a", "../b"), ("b", "../c"), ("c", "../a")] {
+            std::fs::create_dir(d.join(dir)).unwrap();
+            std::fs::write(
+                d.join(dir).join("kustomization.yaml"),
+                format!("resources:\n  - {next}\n"),
+            )
+            .unwrap();
+        }
+        std::fs::create_dir(d.join("out")).unwrap();
+        std::os::unix::fs::symlink("/etc", d.join("out/etc")).unwrap();
+        std::fs::write(
+            d.join("out/kustomization.yaml"),
+            "resources:\n  - etc\n  - ../../../../../../etc/passwd\n  - /etc/hosts\n",
+        )
+        .unwrap();
+    });
+    let found = messages(&report, "kustomize-error");
+    let has = |file: &str, needle: &str| {
+        found
+            .iter()
+            .any(|m| m.starts_with(file) && m.contains(needle))
+    };
+    assert!(has("c/kustomization.yaml", "cycle"), "{found:#?}");
+    assert!(
+        has("out/kustomization.yaml:2", "symbolic link"),
+        "{found:#?}"
+    );
+    assert!(
+        has("out/kustomization.yaml:3", "outside the repository"),
+        "{found:#?}"
+    );
+    assert!(
+        has("out/kustomization.yaml:4", "absolute path"),
+        "{found:#?}"
+    );
+}

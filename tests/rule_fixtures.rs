@@ -1,5 +1,7 @@
 //! Every rule has a doc and fixtures; every `fires*` document triggers its rule, no `ok*`
-//! document does. The rendered output of each fixture folder is snapshotted.
+//! document does. A fixture may also be a folder holding a small repository (for rules that
+//! look across files): there the lines marked `# expect: <rule>` are exactly the lines the
+//! rule reports. The rendered output of each fixture folder is snapshotted.
 
 mod common;
 
@@ -59,6 +61,51 @@ fn documents(text: &str) -> Vec<(usize, usize)> {
     docs
 }
 
+/// `(file relative to the case, line)` of every `# expect: <id>` mark in a case folder.
+fn marks(dir: &Path, id: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                for (i, line) in text.lines().enumerate() {
+                    if line.trim_end().ends_with(&format!("# expect: {id}")) {
+                        let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                        out.push((rel, i + 1));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `(file relative to the case, line)` of every finding of `rule`.
+fn findings_in(report: &serde_json::Value, rule: &str, dir: &Path) -> Vec<(String, usize)> {
+    let prefix = rel(dir);
+    let mut out: Vec<(String, usize)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .map(|f| {
+            let file = f["file"].as_str().unwrap();
+            let file = file
+                .strip_prefix(&prefix)
+                .unwrap_or(file)
+                .trim_start_matches('/')
+                .to_string();
+            (file, f["start"]["line"].as_u64().unwrap() as usize)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 fn lines_of(report: &serde_json::Value, rule: &str) -> Vec<usize> {
     report["findings"]
         .as_array()
@@ -93,7 +140,18 @@ fn every_rule_has_docs_and_fixtures_that_behave() {
         if fires.is_empty() || oks.is_empty() {
             failures.push(format!("{id}: needs fires*.yaml and ok*.yaml fixtures"));
         }
-        for file in &fires {
+        for dir in fires.iter().chain(&oks).filter(|p| p.is_dir()) {
+            let out = run(&["--format", "json", "--fail-on", "never", &rel(dir)]);
+            let found = findings_in(&json(&out), &id, dir);
+            let want = marks(dir, &id);
+            if found != want {
+                failures.push(format!(
+                    "{}: {id} reported at {found:?}, expected at {want:?}",
+                    rel(dir)
+                ));
+            }
+        }
+        for file in fires.iter().filter(|p| p.is_file()) {
             let out = run(&["--format", "json", "--fail-on", "never", &rel(file)]);
             let lines = lines_of(&json(&out), &id);
             let text = std::fs::read(file).unwrap();
@@ -112,7 +170,7 @@ fn every_rule_has_docs_and_fixtures_that_behave() {
                 _ => {}
             }
         }
-        for file in &oks {
+        for file in oks.iter().filter(|p| p.is_file()) {
             let out = run(&["--format", "json", "--fail-on", "never", &rel(file)]);
             let lines = lines_of(&json(&out), &id);
             if !lines.is_empty() {

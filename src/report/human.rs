@@ -118,6 +118,23 @@ impl Reporter for Human {
                     None => format!("see {note}"),
                 });
             }
+            if f.occurrences > 1 || !f.applications.is_empty() {
+                let mut context = Vec::new();
+                if !f.applications.is_empty() {
+                    context.push(format!("in {}", f.applications.join(", ")));
+                }
+                if f.occurrences > 1 {
+                    context.push(format!(
+                        "{} rendered objects share this line",
+                        f.occurrences
+                    ));
+                }
+                let note = format!("({})", context.join("; "));
+                help = Some(match help {
+                    Some(h) => format!("{h}\n{note}"),
+                    None => note,
+                });
+            }
             let diag = Diag {
                 finding: f,
                 source: NamedSource::new(path, text),
@@ -136,6 +153,9 @@ impl Reporter for Human {
             }
             writeln!(out, "{}", rendered.trim_end())?;
             writeln!(out)?;
+        }
+        if settings.verbose {
+            super::write_not_rendered(outcome, out)?;
         }
         if settings.statistics {
             let mut by_rule: BTreeMap<&str, (Severity, usize)> = BTreeMap::new();
@@ -173,9 +193,13 @@ impl Reporter for Human {
         } else {
             format!(", {} skipped", plural(s.skipped.len(), "file", "files"))
         };
+        let unrendered = match s.not_rendered.len() {
+            0 => String::new(),
+            n => format!(", {n} not rendered"),
+        };
         writeln!(
             out,
-            "Checked {}, {} in {} ms{skipped}: {}, {}, {}.",
+            "Checked {}, {} in {} ms{skipped}{unrendered}: {}, {}, {}.",
             plural(s.files_scanned, "file", "files"),
             plural(s.objects(), "object", "objects"),
             s.elapsed.as_millis(),

@@ -41,6 +41,11 @@ struct JsonFinding<'a> {
     object: Option<&'a ObjectRef>,
     pointer: Option<&'a str>,
     labels: Vec<JsonLabel>,
+    /// The Application the finding belongs to (the first, when several render the object).
+    application: Option<&'a str>,
+    applications: &'a [String],
+    /// Rendered objects that share this finding.
+    occurrences: usize,
 }
 
 #[derive(Serialize)]
@@ -56,6 +61,16 @@ struct Summary {
     files_skipped: Vec<Skipped>,
     objects_by_kind: BTreeMap<String, usize>,
     findings_by_severity: BTreeMap<&'static str, usize>,
+    /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
+    not_rendered: Vec<NotRendered>,
+    applications: usize,
+}
+
+#[derive(Serialize)]
+struct NotRendered {
+    message: String,
+    #[serde(flatten)]
+    location: Location,
 }
 
 #[derive(Serialize)]
@@ -109,6 +124,9 @@ impl Reporter for Json {
                 location: location(outcome, f.primary.span),
                 object: f.object.as_ref(),
                 pointer: f.pointer.as_deref(),
+                application: f.applications.first().map(String::as_str),
+                applications: &f.applications,
+                occurrences: f.occurrences,
                 labels: f
                     .secondary
                     .iter()
@@ -144,6 +162,15 @@ impl Reporter for Json {
                     .collect(),
                 objects_by_kind: s.objects_by_kind.clone(),
                 findings_by_severity: by_severity,
+                not_rendered: s
+                    .not_rendered
+                    .iter()
+                    .map(|n| NotRendered {
+                        message: n.message.clone(),
+                        location: location(outcome, n.span),
+                    })
+                    .collect(),
+                applications: outcome.graph.apps.len(),
             },
         };
         serde_json::to_writer_pretty(&mut *out, &report)?;

@@ -2,6 +2,7 @@
 
 pub mod human;
 pub mod json;
+pub mod tree;
 
 use crate::engine::Outcome;
 use std::io::{self, Write};
@@ -54,4 +55,20 @@ pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
         }
     }
     String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// One line per thing deliberately not rendered (remote bases, Helm charts, plugins).
+pub fn write_not_rendered(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+    for n in &outcome.summary.not_rendered {
+        let at = outcome.sources.start(n.span);
+        writeln!(
+            out,
+            "note: {}:{}:{}: {}",
+            outcome.sources.get(n.span.file).path.display(),
+            at.line,
+            at.column,
+            n.message
+        )?;
+    }
+    Ok(())
 }

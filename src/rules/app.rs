@@ -29,12 +29,12 @@ pub struct App<'a> {
     pub spec: &'a Node,
     /// An ApplicationSet template rather than an Application.
     pub template: bool,
-    /// Not the whole Application: a kustomize patch, a spec without any source, or a template
-    /// completed by `templatePatch`. Rules about what is absent skip partial apps.
+    /// Not the whole Application: a spec without any source, or a template completed by
+    /// `templatePatch`. Rules about what is absent skip partial apps.
     pub partial: bool,
 }
 
-pub fn app<'a>(cx: &Cx, obj: &'a Object) -> Option<App<'a>> {
+pub fn app<'a>(_cx: &Cx, obj: &'a Object) -> Option<App<'a>> {
     let (spec, template) = if obj.is_argocd("Application") {
         (obj.spec()?, false)
     } else if obj.is_argocd("ApplicationSet") {
@@ -51,7 +51,7 @@ pub fn app<'a>(cx: &Cx, obj: &'a Object) -> Option<App<'a>> {
         obj,
         spec,
         template,
-        partial: cx.repo.patch_files.contains(&obj.file) || no_source || patched,
+        partial: no_source || patched,
     })
 }
 
@@ -195,4 +195,44 @@ impl<'a> App<'a> {
             "Application"
         }
     }
+}
+
+impl App<'_> {
+    /// Whether an `ignoreDifferences` entry covers one of `pointers` (or the jq path written
+    /// the same way) on objects of this group, kind and name. Group and kind are globs; an
+    /// omitted group means the core group.
+    pub fn ignores(&self, group: &str, kind: &str, name: Option<&str>, pointers: &[&str]) -> bool {
+        self.ignore_differences().iter().any(|e| {
+            let g = e.str_at("group").unwrap_or("");
+            let k = e.str_at("kind").unwrap_or("");
+            let n = e.str_at("name");
+            if !crate::kinds::glob_match(g, group) || !crate::kinds::glob_match(k, kind) {
+                return false;
+            }
+            if n.is_some_and(|n| Some(n) != name) {
+                return false;
+            }
+            covers(e, pointers)
+        })
+    }
+}
+
+/// Whether an ignore entry (`jsonPointers`, `jqPathExpressions`) names one of `pointers`
+/// (RFC 6901 form; the jq form `.a.b` is accepted too).
+pub fn covers(entry: &Node, pointers: &[&str]) -> bool {
+    let listed = |key| {
+        entry
+            .get(key)
+            .map(Node::items)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(Node::as_str)
+            .map(str::trim)
+            .collect::<Vec<_>>()
+    };
+    let jq: Vec<String> = pointers.iter().map(|p| p.replace('/', ".")).collect();
+    listed("jsonPointers").iter().any(|p| pointers.contains(p))
+        || listed("jqPathExpressions")
+            .iter()
+            .any(|p| jq.iter().any(|j| j == p))
 }

@@ -4,6 +4,7 @@ pub mod app;
 pub mod sync_options;
 
 mod access;
+mod fleet;
 mod ignore_differences;
 mod schema;
 mod secrets;
@@ -12,6 +13,7 @@ mod sync_policy;
 use crate::context::RepoContext;
 use crate::finding::{Finding, Severity};
 use crate::model::Object;
+use crate::render::Graph;
 use crate::source::SourceDb;
 use crate::yaml::{Node, Span};
 
@@ -22,12 +24,14 @@ pub enum Category {
     Schema,
     Access,
     Secrets,
+    Fleet,
 }
 
 impl Category {
-    pub const ALL: [Category; 5] = [
+    pub const ALL: [Category; 6] = [
         Category::SyncPolicy,
         Category::IgnoreDifferences,
+        Category::Fleet,
         Category::Schema,
         Category::Access,
         Category::Secrets,
@@ -40,11 +44,24 @@ impl Category {
             Category::Schema => "schema",
             Category::Access => "access",
             Category::Secrets => "secrets",
+            Category::Fleet => "fleet",
         }
     }
 }
 
 pub type CheckFn = fn(&Cx, &Object, &mut Sink);
+pub type GraphFn = fn(&Cx, &Graph, &mut Sink);
+
+/// What a rule looks at.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// Findings come from the parse or render stage.
+    Parse,
+    /// One object at a time, rendered objects included.
+    Object(CheckFn),
+    /// The whole object graph: parents, children, what each Application renders.
+    Graph(GraphFn),
+}
 
 pub struct Rule {
     pub id: &'static str,
@@ -54,8 +71,7 @@ pub struct Rule {
     pub summary: &'static str,
     /// The Markdown doc from `rules/<id>.md`.
     pub doc: &'static str,
-    /// `None` for rules whose findings come from the parse stage.
-    pub check: Option<CheckFn>,
+    pub check: Check,
 }
 
 /// An Argo CD release, as given with `--argocd-version`.
@@ -98,6 +114,7 @@ pub struct Cx<'a> {
     pub version: Option<Version>,
     pub repo: &'a RepoContext,
     pub sources: &'a SourceDb,
+    pub graph: &'a Graph,
 }
 
 impl Cx<'_> {
@@ -173,11 +190,18 @@ registry! {
     ignore_differences::ignore_differences_wildcard,
     ignore_differences::ignore_differences_never_matches,
     ignore_differences::ignore_replicas_without_managers,
+    fleet::hpa_replicas_conflict,
+    fleet::parent_sync_disabled,
+    fleet::child_break_glass_reverted,
+    fleet::manual_sync_not_enforced,
+    fleet::cascade_delete_risk,
     schema::application_shape,
     schema::unknown_field,
     schema::ambiguous_boolean,
     schema::invalid_yaml,
     schema::duplicate_key,
+    schema::application_source_missing,
+    schema::kustomize_error,
     access::default_project,
     access::project_too_open,
     access::rbac_override_broad,
@@ -202,7 +226,11 @@ macro_rules! rule {
             severity: $crate::finding::Severity::$sev,
             summary: $summary,
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/", $id, ".md")),
-            check: $check,
+            check: {
+                #[allow(unused_imports)]
+                use $crate::rules::Check;
+                $check
+            },
         };
     };
 }

@@ -242,6 +242,132 @@ impl Node {
     }
 }
 
+/// Building and editing trees, for the render stage. A node made here takes the span of the
+/// thing that caused it (the kustomization field, the template scalar), so it still points at
+/// a real place in the repository.
+impl Node {
+    pub fn new(span: Span, value: Value) -> Node {
+        Node { span, value }
+    }
+
+    /// A string scalar, quoted when plain text would read as another type.
+    pub fn string(text: impl Into<String>, span: Span) -> Node {
+        let text = text.into();
+        let plain = Scalar {
+            text,
+            style: Style::Plain,
+            tag: None,
+        };
+        let reads_as_text = typing::yaml12(&plain) == typing::Kind::Str
+            && typing::yaml11(&plain) == typing::Kind::Str
+            && timestamp11(&plain).is_none();
+        let style = if reads_as_text {
+            Style::Plain
+        } else {
+            Style::DoubleQuoted
+        };
+        Node::new(span, Value::Scalar(Scalar { style, ..plain }))
+    }
+
+    pub fn empty_map(span: Span) -> Node {
+        Node::new(
+            span,
+            Value::Map {
+                entries: Vec::new(),
+                flow: false,
+            },
+        )
+    }
+
+    pub fn empty_seq(span: Span) -> Node {
+        Node::new(
+            span,
+            Value::Seq {
+                items: Vec::new(),
+                flow: false,
+            },
+        )
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        match &mut self.value {
+            Value::Map { entries, .. } => entries
+                .iter_mut()
+                .rev()
+                .find(|e| e.key.as_str() == Some(key))
+                .map(|e| &mut e.value),
+            _ => None,
+        }
+    }
+
+    pub fn path_mut(&mut self, keys: &[&str]) -> Option<&mut Node> {
+        keys.iter().try_fold(self, |node, key| node.get_mut(key))
+    }
+
+    pub fn items_mut(&mut self) -> Option<&mut Vec<Node>> {
+        match &mut self.value {
+            Value::Seq { items, .. } => Some(items),
+            _ => None,
+        }
+    }
+
+    pub fn entries_mut(&mut self) -> Option<&mut Vec<Entry>> {
+        match &mut self.value {
+            Value::Map { entries, .. } => Some(entries),
+            _ => None,
+        }
+    }
+
+    /// Sets `key` in a mapping (the last duplicate, if any), appending it when absent. Does
+    /// nothing on a non-mapping.
+    pub fn set(&mut self, key: &str, value: Node, key_span: Span) {
+        let Value::Map { entries, .. } = &mut self.value else {
+            return;
+        };
+        if let Some(e) = entries
+            .iter_mut()
+            .rev()
+            .find(|e| e.key.as_str() == Some(key))
+        {
+            e.value = value;
+        } else {
+            entries.push(Entry {
+                key: Node::string(key, key_span),
+                value,
+            });
+        }
+    }
+
+    /// Removes every entry for `key`, returning the last value.
+    pub fn remove(&mut self, key: &str) -> Option<Node> {
+        let Value::Map { entries, .. } = &mut self.value else {
+            return None;
+        };
+        let mut out = None;
+        entries.retain_mut(|e| {
+            if e.key.as_str() == Some(key) {
+                let span = e.value.span;
+                out = Some(std::mem::replace(&mut e.value, Node::empty_map(span)));
+                false
+            } else {
+                true
+            }
+        });
+        out
+    }
+
+    /// The mapping under `key`, created (or replacing a null or scalar) when needed.
+    pub fn map_at(&mut self, key: &str, span: Span) -> &mut Node {
+        if !self.is_map() {
+            *self = Node::empty_map(span);
+        }
+        if !self.get(key).is_some_and(Node::is_map) {
+            self.set(key, Node::empty_map(span), span);
+        }
+        self.get_mut(key).expect("a mapping holding `key`")
+    }
+}
+
 /// Appends `/token` with `~` and `/` escaped as RFC 6901 requires.
 pub fn push_pointer_token(out: &mut String, token: &str) {
     out.push('/');
@@ -252,6 +378,85 @@ pub fn push_pointer_token(out: &mut String, token: &str) {
             c => out.push(c),
         }
     }
+}
+
+/// The data a node holds, as JSON, typed the way kustomize prints it: YAML 1.1 numbers (a
+/// patched object goes through Go's JSON, which reads `0755` as octal) and YAML 1.2 booleans.
+/// Used to print rendered objects and compare them with other renderers.
+pub fn to_json(node: &Node) -> serde_json::Value {
+    use serde_json::Value as J;
+    match &node.value {
+        Value::Scalar(s) => match typing::yaml11(s) {
+            typing::Kind::Null => J::Null,
+            // kustomize writes YAML 1.2: `yes` and `on` stay strings in what it prints.
+            typing::Kind::Bool(b)
+                if matches!(s.text.to_ascii_lowercase().as_str(), "true" | "false") =>
+            {
+                J::Bool(b)
+            }
+            typing::Kind::Bool(_) => J::String(s.text.clone()),
+            typing::Kind::Int | typing::Kind::Float => {
+                number11(&s.text).unwrap_or_else(|| J::String(s.text.clone()))
+            }
+            typing::Kind::Str => J::String(timestamp11(s).unwrap_or_else(|| s.text.clone())),
+        },
+        Value::Seq { items, .. } => J::Array(items.iter().map(to_json).collect()),
+        Value::Map { entries, .. } => {
+            let mut map = serde_json::Map::new();
+            for e in entries {
+                let key = e.key.as_str().unwrap_or_default().to_string();
+                map.insert(key, to_json(&e.value));
+            }
+            J::Object(map)
+        }
+    }
+}
+
+/// A YAML 1.1 number: `0x1F`, `0755` (octal), `1_000`, `1e3`. Whole floats become integers,
+/// as they do after a trip through Go's JSON encoder.
+fn number11(text: &str) -> Option<serde_json::Value> {
+    let t = text.replace('_', "");
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(&t)),
+    };
+    let int = if let Some(h) = digits.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(b) = digits.strip_prefix("0b") {
+        i64::from_str_radix(b, 2).ok()
+    } else if digits.len() > 1
+        && digits.starts_with('0')
+        && digits.bytes().all(|c| c.is_ascii_digit())
+    {
+        i64::from_str_radix(&digits[1..], 8).ok()
+    } else {
+        digits.parse::<i64>().ok()
+    };
+    if let Some(i) = int {
+        return Some(serde_json::Value::from(if neg { -i } else { i }));
+    }
+    let f: f64 = t.parse().ok()?;
+    if f.fract() == 0.0 && f.abs() < 9.0e15 {
+        return Some(serde_json::Value::from(f as i64));
+    }
+    serde_json::Number::from_f64(f).map(serde_json::Value::Number)
+}
+
+/// A plain YAML 1.1 date (`2024-11-01`) is a timestamp, which Go writes back in full.
+fn timestamp11(s: &Scalar) -> Option<String> {
+    if s.style != Style::Plain || s.tag.is_some() {
+        return None;
+    }
+    let b = s.text.as_bytes();
+    let date = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        });
+    date.then(|| format!("{}T00:00:00Z", s.text))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ rule! {
     category: Access,
     severity: Warning,
     summary: "An application in the `default` project, which allows any repository, cluster and kind",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -6,7 +6,7 @@ rule! {
     category: Access,
     severity: Warning,
     summary: "An AppProject that allows every repository, every destination or every cluster-scoped kind",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {

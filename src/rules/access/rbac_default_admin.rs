@@ -7,7 +7,7 @@ rule! {
     category: Access,
     severity: Error,
     summary: "policy.default: role:admin makes every authenticated user an Argo CD admin",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {

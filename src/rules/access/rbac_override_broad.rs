@@ -8,7 +8,7 @@ rule! {
     category: Access,
     severity: Error,
     summary: "An RBAC policy that lets non-admins sync arbitrary local manifests (override) instead of Git",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -9,7 +9,7 @@ rule! {
     category: IgnoreDifferences,
     severity: Error,
     summary: "An ignoreDifferences entry that can never match (wrong or missing group, nothing to ignore)",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

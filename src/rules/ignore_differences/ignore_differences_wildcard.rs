@@ -9,7 +9,7 @@ rule! {
     category: IgnoreDifferences,
     severity: Warning,
     summary: "An ignoreDifferences entry that matches every group or kind, or ignores a whole object",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

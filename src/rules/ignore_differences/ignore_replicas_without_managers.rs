@@ -8,7 +8,7 @@ rule! {
     category: IgnoreDifferences,
     severity: Info,
     summary: "/spec/replicas ignored for everyone, not only for the autoscaler that owns it",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

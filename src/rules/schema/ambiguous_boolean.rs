@@ -10,7 +10,7 @@ rule! {
     category: Schema,
     severity: Warning,
     summary: "A value the cluster (YAML 1.1) types differently from what it looks like: `yes`, `on`, `\"true\"`, `1.10`",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 struct Ambiguous<'a> {

@@ -7,7 +7,7 @@ rule! {
     category: Schema,
     severity: Error,
     summary: "An Application Argo CD rejects or misreads: server and name both set, source beside sources, no project or destination",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

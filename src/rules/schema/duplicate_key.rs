@@ -5,5 +5,5 @@ rule! {
     category: Schema,
     severity: Error,
     summary: "A mapping key written twice: the cluster keeps only one of the values",
-    check: None,
+    check: Check::Parse,
 }

@@ -5,5 +5,5 @@ rule! {
     category: Schema,
     severity: Error,
     summary: "A file that is not valid YAML or not UTF-8; nothing in it is checked",
-    check: None,
+    check: Check::Parse,
 }

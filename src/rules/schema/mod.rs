@@ -1,7 +1,9 @@
 pub mod ambiguous_boolean;
 pub mod application_shape;
+pub mod application_source_missing;
 pub mod duplicate_key;
 pub mod invalid_yaml;
+pub mod kustomize_error;
 pub mod unknown_field;
 
 use crate::model::Object;

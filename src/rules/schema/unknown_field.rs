@@ -10,7 +10,7 @@ rule! {
     category: Schema,
     severity: Error,
     summary: "A key the Argo CD CRD does not define: the API server drops it silently",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 struct Unknown<'a, 'b> {

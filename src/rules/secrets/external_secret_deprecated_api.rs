@@ -6,7 +6,7 @@ rule! {
     category: Secrets,
     severity: Warning,
     summary: "External Secrets objects on v1beta1/v1alpha1, which current operators no longer serve",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 const KINDS: [&str; 4] = [

@@ -6,7 +6,7 @@ rule! {
     category: Secrets,
     severity: Warning,
     summary: "An ExternalSecret with refreshInterval 0 under periodic refresh: fetched once, never rotated",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 /// `0`, `0s`, `0m0s`, `0h0m0s`: a Go duration of zero.

@@ -7,7 +7,7 @@ rule! {
     category: Secrets,
     severity: Error,
     summary: "An ExternalSecret whose target creationPolicy and deletionPolicy form a pair ESO rejects",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 /// Whether ESO rejects this pair of `target.creationPolicy` and `target.deletionPolicy`.

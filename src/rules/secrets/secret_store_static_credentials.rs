@@ -6,7 +6,7 @@ rule! {
     category: Secrets,
     severity: Warning,
     summary: "A SecretStore that authenticates with long-lived static keys instead of a workload identity",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {

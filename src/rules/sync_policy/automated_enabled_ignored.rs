@@ -9,7 +9,7 @@ rule! {
     category: SyncPolicy,
     severity: Error,
     summary: "automated.enabled: false does not turn auto-sync off before Argo CD 3.1 (and is unreliable in 3.1.x)",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

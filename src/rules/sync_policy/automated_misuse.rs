@@ -9,7 +9,7 @@ rule! {
     category: SyncPolicy,
     severity: Error,
     summary: "syncPolicy.automated written in a shape Argo CD does not read (scalar, unknown key, misplaced flag)",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 pub const FLAGS: [&str; 4] = ["prune", "selfHeal", "allowEmpty", "enabled"];

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Error,
     summary: "Auto-sync without selfHeal or prune: drift and deleted objects both survive",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "managedNamespaceMetadata has no effect without CreateNamespace=true",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "Self-healing app without prune: objects deleted from Git stay in the cluster",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

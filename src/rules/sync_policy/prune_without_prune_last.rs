@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Info,
     summary: "Pruning app without PruneLast=true: old objects are deleted before new ones are healthy",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

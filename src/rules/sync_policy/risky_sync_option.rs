@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "Replace=true, Force=true, PrunePropagationPolicy=orphan or Validate=false for a whole application",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "Pruning auto-sync without selfHeal: live edits survive until the next commit",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Error,
     summary: "Self-heal re-applies fields that ignoreDifferences hides, unless RespectIgnoreDifferences=true is set",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -9,7 +9,7 @@ rule! {
     category: SyncPolicy,
     severity: Error,
     summary: "A sync option Argo CD does not recognise (it matches exact, case-sensitive strings)",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -7,7 +7,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "A sync option written where the target Argo CD version does not read it",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {

@@ -8,7 +8,7 @@ rule! {
     category: SyncPolicy,
     severity: Warning,
     summary: "An AppProject deny sync window over every application without manualSync, or a window kind other than allow/deny",
-    check: Some(check),
+    check: Check::Object(check),
 }
 
 const SELECTORS: [&str; 3] = ["applications", "namespaces", "clusters"];

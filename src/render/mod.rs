@@ -1,0 +1,263 @@
+//! The render stage: builds, offline, the object graph Argo CD would see. Kustomizations are
+//! built the way kustomize builds them, Application sources are resolved against the linted
+//! repository, ApplicationSets are expanded, and parents are linked to the Applications they
+//! render. Nothing here is fetched or executed, and nothing here reports: problems are
+//! recorded on the graph and rules decide what to say about them.
+
+mod appset;
+mod graph;
+mod kustomize;
+mod merge;
+pub mod repo;
+pub mod template;
+
+pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit};
+
+use crate::model::Object;
+use crate::source::SourceDb;
+use crate::yaml::{Document, FileId, Span};
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Component, Path, PathBuf};
+
+/// What the parse stage hands over for one file: its objects, and the documents that are not
+/// objects (JSON 6902 patches, for instance), which kustomize may still read.
+#[derive(Debug, Default)]
+pub struct FileDocs {
+    pub objects: Vec<Object>,
+    pub loose: Vec<Document>,
+}
+
+/// Something the render stage could not do, for a rule to report.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    pub kind: ProblemKind,
+    pub span: Span,
+    pub message: String,
+    pub help: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// A kustomization that kustomize would refuse to build.
+    Kustomize,
+    /// A local source path, `$ref` value file or generator path that does not exist.
+    SourceMissing,
+}
+
+/// Something deliberately not rendered (remote, Helm, plugins): said once, never guessed.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Note {
+    pub span: Span,
+    pub message: String,
+}
+
+/// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
+                    out.pop();
+                } else {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A glob as Argo CD matches paths: `literal_separator` when `*` must stay within one path
+/// segment (generators), not for `directory.include`/`exclude`.
+fn glob(pattern: &str, literal_separator: bool) -> Option<globset::GlobMatcher> {
+    globset::GlobBuilder::new(pattern)
+        .literal_separator(literal_separator)
+        .build()
+        .ok()
+        .map(|g| g.compile_matcher())
+}
+
+/// Builds one kustomization directory on its own: what `kustomize build dir` prints.
+pub fn build_kustomization(
+    sources: &SourceDb,
+    docs: &[FileDocs],
+    root: &Path,
+    dir: &Path,
+) -> (Vec<Object>, Vec<Problem>) {
+    let files = Files::new(sources, docs, root);
+    let mut kz = kustomize::Kustomizer::new(&files);
+    let objects = kz.build(&normalize(dir));
+    (objects, kz.problems)
+}
+
+/// The linted files, indexed by path, with the repository root everything resolves against.
+pub struct Files<'a> {
+    pub sources: &'a SourceDb,
+    pub docs: &'a [FileDocs],
+    /// Normalised repository root; every path below is normalised the same way.
+    pub root: PathBuf,
+    by_path: HashMap<PathBuf, FileId>,
+    /// Files by the directory that holds them.
+    by_dir: BTreeMap<PathBuf, Vec<FileId>>,
+}
+
+/// Why a path written in the repository cannot be followed.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PathError {
+    Absolute,
+    Escapes,
+}
+
+impl PathError {
+    pub fn message(&self, written: &str) -> String {
+        match self {
+            PathError::Absolute => format!(
+                "`{written}` is an absolute path: Argo CD resolves paths inside the repository only"
+            ),
+            PathError::Escapes => {
+                format!("`{written}` leads outside the repository root; it is not followed")
+            }
+        }
+    }
+}
+
+impl<'a> Files<'a> {
+    pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], root: &Path) -> Files<'a> {
+        let mut by_path = HashMap::new();
+        let mut by_dir: BTreeMap<PathBuf, Vec<FileId>> = BTreeMap::new();
+        for (i, f) in sources.files().iter().enumerate() {
+            let p = normalize(&f.path);
+            by_dir
+                .entry(p.parent().map(Path::to_path_buf).unwrap_or_default())
+                .or_default()
+                .push(i as FileId);
+            by_path.insert(p, i as FileId);
+        }
+        Files {
+            sources,
+            docs,
+            root: normalize(root),
+            by_path,
+            by_dir,
+        }
+    }
+
+    pub fn file(&self, path: &Path) -> Option<FileId> {
+        self.by_path.get(path).copied()
+    }
+
+    pub fn path(&self, id: FileId) -> PathBuf {
+        normalize(&self.sources.get(id).path)
+    }
+
+    pub fn docs(&self, id: FileId) -> &FileDocs {
+        &self.docs[id as usize]
+    }
+
+    /// Files directly in `dir`, or anywhere below it with `recurse`, in path order.
+    pub fn files_in(&self, dir: &Path, recurse: bool) -> Vec<FileId> {
+        if !recurse {
+            return self.by_dir.get(dir).cloned().unwrap_or_default();
+        }
+        let mut out: Vec<FileId> = self
+            .by_dir
+            .range(dir.to_path_buf()..)
+            .take_while(|(d, _)| d.starts_with(dir))
+            .flat_map(|(_, ids)| ids.iter().copied())
+            .collect();
+        out.sort_by_key(|id| self.path(*id));
+        out
+    }
+
+    /// Directories (holding at least one linted file, or any directory on disk) below the root.
+    pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
+        self.by_dir.keys()
+    }
+
+    /// `written`, relative to `dir` (a normalised path inside the root), refusing absolute
+    /// paths and paths that climb out of the root.
+    pub fn resolve(&self, dir: &Path, written: &str) -> Result<PathBuf, PathError> {
+        let w = Path::new(written);
+        if w.is_absolute() || written.starts_with('/') {
+            return Err(PathError::Absolute);
+        }
+        let rel = dir.strip_prefix(&self.root).unwrap_or(Path::new(""));
+        let mut parts: Vec<Component> = rel.components().collect();
+        for c in w.components() {
+            match c {
+                Component::ParentDir => {
+                    if parts.pop().is_none() {
+                        return Err(PathError::Escapes);
+                    }
+                }
+                Component::CurDir => {}
+                Component::Normal(_) => parts.push(c),
+                _ => return Err(PathError::Absolute),
+            }
+        }
+        let mut out = self.root.clone();
+        out.extend(parts);
+        Ok(out)
+    }
+
+    /// Whether `path` exists on disk as a directory or file, inside the root once symlinks are
+    /// resolved. Only metadata is read.
+    pub fn exists(&self, path: &Path) -> bool {
+        if self.by_path.contains_key(path) || self.by_dir.keys().any(|d| d.starts_with(path)) {
+            return true;
+        }
+        let on_disk = if path.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            path
+        };
+        let root = if self.root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.root
+        };
+        match (on_disk.canonicalize(), root.canonicalize()) {
+            (Ok(p), Ok(r)) => p.starts_with(r),
+            _ => false,
+        }
+    }
+
+    /// Reads a small file that is not a manifest (a generator's `files:` entry), inside the
+    /// root once symlinks are resolved.
+    pub fn read_extra(&self, path: &Path) -> Result<String, String> {
+        const LIMIT: u64 = 1 << 20;
+        if let Some(id) = self.file(path) {
+            return Ok(self.sources.get(id).text.clone());
+        }
+        if !self.exists(path) {
+            return Err("no such file in the repository".into());
+        }
+        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        if !meta.is_file() {
+            return Err("not a regular file".into());
+        }
+        if meta.len() > LIMIT {
+            return Err(format!("larger than {LIMIT} bytes; not read"));
+        }
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+    }
+
+    /// The kustomization file of `dir`, if it has one among the linted files.
+    pub fn kustomization(&self, dir: &Path) -> Option<FileId> {
+        crate::model::KUSTOMIZATION_FILES
+            .iter()
+            .find_map(|n| self.file(&dir.join(n)))
+    }
+
+    pub fn text(&self, span: Span) -> &str {
+        self.sources
+            .get(span.file)
+            .text
+            .get(span.range())
+            .unwrap_or("")
+    }
+}

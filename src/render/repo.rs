@@ -1,0 +1,117 @@
+//! Which repository is being linted: its root, and the URLs Argo CD would use for it.
+
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILES: [&str; 2] = [".gitops-lint.yaml", ".gitops-lint.yml"];
+
+/// The repository a linted path belongs to.
+#[derive(Clone, Debug, Default)]
+pub struct Repo {
+    /// The root as the user would write it (relative when they gave a relative path).
+    pub root: PathBuf,
+    /// Normalised URLs that mean "this repository".
+    pub urls: Vec<String>,
+}
+
+/// `https://GitHub.com/org/repo.git/`, `git@github.com:org/repo` and `ssh://git@github.com/org/repo`
+/// are one repository to Argo CD; this is the form they are compared in.
+pub fn normalize_url(url: &str) -> String {
+    let mut u = url.trim().to_string();
+    for scheme in ["https://", "http://", "ssh://", "git://", "git+ssh://"] {
+        if let Some(rest) = u.strip_prefix(scheme) {
+            u = rest.to_string();
+            break;
+        }
+    }
+    // user@host:org/repo (scp-like) and user@host/org/repo
+    if let Some(at) = u.find('@') {
+        if !u[..at].contains('/') {
+            u = u[at + 1..].to_string();
+        }
+    }
+    if let Some(colon) = u.find(':') {
+        let (host, rest) = u.split_at(colon);
+        let rest = &rest[1..];
+        // host:port/org or host:org
+        let rest = match rest.split_once('/') {
+            Some((port, tail)) if port.chars().all(|c| c.is_ascii_digit()) => tail,
+            _ => rest,
+        };
+        u = format!("{host}/{rest}");
+    }
+    let u = u.trim_end_matches('/');
+    let u = u.strip_suffix(".git").unwrap_or(u);
+    match u.split_once('/') {
+        Some((host, path)) => format!("{}/{path}", host.to_ascii_lowercase()),
+        None => u.to_ascii_lowercase(),
+    }
+}
+
+/// The nearest directory at or above `start` that holds a config file or `.git`, written
+/// relative to `start` the way the user wrote it. Without one, `start` itself (or its
+/// directory, for a file).
+pub fn find_root(start: &Path) -> PathBuf {
+    let base = if start.is_file() {
+        start.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        start.to_path_buf()
+    };
+    let Ok(abs) = base.canonicalize() else {
+        return base;
+    };
+    let mut written = base.clone();
+    for dir in abs.ancestors() {
+        let marker =
+            CONFIG_FILES.iter().any(|f| dir.join(f).is_file()) || dir.join(".git").exists();
+        if marker {
+            return written;
+        }
+        written = written.join("..");
+    }
+    base
+}
+
+/// Remote URLs from `.git/config` under `root`.
+pub fn git_remotes(root: &Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(root.join(".git").join("config")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut in_remote = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_remote = line.starts_with("[remote ");
+            continue;
+        }
+        if in_remote {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.trim() == "url" {
+                    out.push(v.trim().to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_url;
+
+    #[test]
+    fn spellings_of_one_repository_agree() {
+        let want = "github.com/example/fleet";
+        for url in [
+            "https://github.com/example/fleet.git",
+            "https://GitHub.com/example/fleet/",
+            "git@github.com:example/fleet.git",
+            "ssh://git@github.com/example/fleet",
+            "ssh://git@github.com:22/example/fleet.git",
+            "http://github.com/example/fleet",
+        ] {
+            assert_eq!(normalize_url(url), want, "{url}");
+        }
+        assert_ne!(normalize_url("https://github.com/example/other.git"), want);
+    }
+}

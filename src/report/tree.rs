@@ -1,0 +1,163 @@
+//! The app-of-apps tree, as text or as Graphviz dot.
+
+use crate::engine::Outcome;
+use crate::render::{Graph, SourceKind};
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+fn label(g: &Graph, unit: usize) -> String {
+    g.units[unit].obj.display()
+}
+
+fn location(outcome: &Outcome, unit: usize) -> String {
+    let obj = &outcome.graph.units[unit].obj;
+    let at = outcome.sources.start(obj.root.span);
+    format!(
+        "{}:{}",
+        outcome.sources.get(obj.root.span.file).path.display(),
+        at.line
+    )
+}
+
+/// What an Application's sources render, counted by kind (its children excluded).
+fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    let me = g.apps[app].unit;
+    for &u in &g.apps[app].rendered {
+        let o = &g.units[u].obj;
+        if u != me && !o.is_argocd("Application") && !o.is_argocd("ApplicationSet") {
+            *out.entry(o.kind.clone()).or_default() += 1;
+        }
+    }
+    out
+}
+
+fn describe(kind: &SourceKind, root: &std::path::Path) -> String {
+    let rel = |p: &std::path::Path| {
+        let r = p.strip_prefix(root).unwrap_or(p).display().to_string();
+        if r.is_empty() {
+            ".".to_string()
+        } else {
+            r
+        }
+    };
+    match kind {
+        SourceKind::External(url) => format!("external {url}"),
+        SourceKind::Kustomize(p) => format!("{} (kustomize)", rel(p)),
+        SourceKind::Directory(p) => format!("{} (directory)", rel(p)),
+        SourceKind::NotRendered(why) => format!("not rendered: {why}"),
+        SourceKind::Missing(p) => format!("{} (missing)", rel(p)),
+        SourceKind::Unknown => "unresolved (templated)".to_string(),
+    }
+}
+
+fn summary(counts: &BTreeMap<String, usize>) -> String {
+    if counts.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!(" → {}", parts.join(", "))
+}
+
+pub fn text(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+    let g = &outcome.graph;
+    let tops: Vec<usize> = (0..g.apps.len())
+        .filter(|&a| g.apps[a].parents.is_empty() && g.apps[a].generated_by.is_none())
+        .collect();
+    if tops.is_empty() {
+        writeln!(out, "No Applications found.")?;
+    }
+    let mut seen = vec![false; g.apps.len()];
+    for a in tops {
+        app_text(outcome, a, "", &mut seen, out)?;
+    }
+    super::write_not_rendered(outcome, out)?;
+    Ok(())
+}
+
+fn app_text(
+    outcome: &Outcome,
+    app: usize,
+    indent: &str,
+    seen: &mut [bool],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let g = &outcome.graph;
+    let unit = g.apps[app].unit;
+    if seen[app] {
+        return writeln!(out, "{indent}{} (shown above)", label(g, unit));
+    }
+    seen[app] = true;
+    writeln!(
+        out,
+        "{indent}{}  [{}]",
+        label(g, unit),
+        location(outcome, unit)
+    )?;
+    let inner = format!("{indent}    ");
+    for s in &g.apps[app].sources {
+        writeln!(out, "{inner}source: {}", describe(&s.kind, &g.repo.root))?;
+    }
+    let c = counts(g, app);
+    if !c.is_empty() {
+        writeln!(out, "{inner}renders{}", summary(&c))?;
+    }
+    for child in g.children(app).collect::<Vec<_>>() {
+        if let Some(&a) = g.app_of_unit.get(&child) {
+            app_text(outcome, a, &inner, seen, out)?;
+        } else {
+            writeln!(out, "{inner}{}", label(g, child))?;
+            for a in g.generated(child).collect::<Vec<_>>() {
+                app_text(outcome, a, &format!("{inner}    "), seen, out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn quote(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+    let g = &outcome.graph;
+    writeln!(out, "digraph gitops {{")?;
+    writeln!(out, "  rankdir=LR;")?;
+    writeln!(out, "  node [shape=box];")?;
+    for (a, app) in g.apps.iter().enumerate() {
+        let mut text = label(g, app.unit);
+        for s in &app.sources {
+            text.push_str(&format!("\\n{}", describe(&s.kind, &g.repo.root)));
+        }
+        let c = summary(&counts(g, a));
+        if !c.is_empty() {
+            text.push_str(&format!("\\n{}", c.trim_start_matches(" → ")));
+        }
+        writeln!(out, "  app{a} [label={}];", quote(&text))?;
+    }
+    for (a, app) in g.apps.iter().enumerate() {
+        for &p in &app.parents {
+            writeln!(out, "  app{p} -> app{a};")?;
+        }
+        if let Some(set) = app.generated_by {
+            writeln!(out, "  set{set} -> app{a} [style=dashed];")?;
+        }
+    }
+    let mut sets: Vec<usize> = g.apps.iter().filter_map(|a| a.generated_by).collect();
+    sets.sort();
+    sets.dedup();
+    for set in sets {
+        writeln!(
+            out,
+            "  set{set} [label={}, shape=folder];",
+            quote(&label(g, set))
+        )?;
+        for (a, app) in g.apps.iter().enumerate() {
+            if g.children(a).any(|c| c == set) {
+                writeln!(out, "  app{a} -> set{set};")?;
+            }
+            let _ = app;
+        }
+    }
+    writeln!(out, "}}")
+}

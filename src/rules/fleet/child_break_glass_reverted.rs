@@ -1,0 +1,96 @@
+use super::app_name;
+use crate::render::Graph;
+use crate::rules::app::{app, covers};
+use crate::rules::{rule, Cx, Sink};
+use crate::yaml::Node;
+
+rule! {
+    id: "child-break-glass-reverted",
+    category: Fleet,
+    severity: Warning,
+    summary: "A self-healing parent (or an ApplicationSet) reverts a child's auto-sync switch within seconds",
+    check: Check::Graph(check),
+}
+
+const POINTERS: [&str; 2] = ["/spec/syncPolicy", "/spec/syncPolicy/automated"];
+
+fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
+    for a in 0..g.apps.len() {
+        let obj = g.app_obj(a);
+        let Some(parent) = app(cx, obj) else { continue };
+        if !parent.auto_sync(cx).is_yes() || !parent.flag("selfHeal").is_yes() {
+            continue;
+        }
+        let syncing: Vec<usize> = g
+            .children(a)
+            .filter(|&u| {
+                let o = &g.units[u].obj;
+                o.is_argocd("Application") && app(cx, o).is_some_and(|c| c.auto_sync(cx).is_yes())
+            })
+            .collect();
+        let Some(&first) = syncing.first() else {
+            continue;
+        };
+        let protected = parent.ignores("argoproj.io", "Application", None, &POINTERS)
+            && parent.has_option("RespectIgnoreDifferences=true").is_yes();
+        if protected {
+            continue;
+        }
+        let Some(span) = parent.flag_anchor("selfHeal") else {
+            continue;
+        };
+        let f = out.report(
+            span,
+            format!(
+                "Application {} self-heals and renders {} auto-syncing child Application(s) (first: {}): turning a child's auto-sync off in an incident is reverted within seconds",
+                app_name(g, a),
+                syncing.len(),
+                g.units[first].obj.display()
+            ),
+        );
+        f.label("the parent re-applies every child's syncPolicy")
+            .help("on the parent, ignore `/spec/syncPolicy/automated` for `group: argoproj.io, kind: Application` and add `RespectIgnoreDifferences=true` to its syncOptions (the Argo CD cluster-bootstrapping recipe)");
+        f.applications = vec![app_name(g, a)];
+    }
+    for u in 0..g.units.len() {
+        let unit = &g.units[u];
+        if !unit.lint || !unit.obj.is_argocd("ApplicationSet") {
+            continue;
+        }
+        let Some(template) = app(cx, &unit.obj) else {
+            continue;
+        };
+        let rolling = unit
+            .obj
+            .root
+            .path(&["spec", "strategy", "type"])
+            .and_then(Node::as_str)
+            == Some("RollingSync");
+        if rolling || !template.auto_sync(cx).is_yes() {
+            continue;
+        }
+        let ignored = unit
+            .obj
+            .root
+            .path(&["spec", "ignoreApplicationDifferences"])
+            .map(Node::items)
+            .unwrap_or(&[])
+            .iter()
+            .any(|e| covers(e, &POINTERS));
+        if ignored {
+            continue;
+        }
+        let Some(span) = template.automated_key() else {
+            continue;
+        };
+        out.report(
+            span,
+            format!(
+                "{} generates auto-syncing Applications and reverts any change to them: turning one app's auto-sync off in an incident is undone at once",
+                unit.obj.display()
+            ),
+        )
+        .label("the ApplicationSet owns every generated syncPolicy")
+        .help("add `ignoreApplicationDifferences: [{jsonPointers: [/spec/syncPolicy]}]` to the ApplicationSet spec");
+    }
+}

@@ -1,0 +1,56 @@
+use super::{app_name, policy_anchor};
+use crate::render::Graph;
+use crate::rules::app::app;
+use crate::rules::{rule, Cx, Sink, Version};
+
+rule! {
+    id: "manual-sync-not-enforced",
+    category: Fleet,
+    severity: Info,
+    summary: "A child turns auto-sync off by omission, which its self-healing parent does not enforce",
+    check: Check::Graph(check),
+}
+
+fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
+    let mut seen = std::collections::HashSet::new();
+    for a in 0..g.apps.len() {
+        let Some(parent) = app(cx, g.app_obj(a)) else {
+            continue;
+        };
+        if !parent.auto_sync(cx).is_yes() || !parent.flag("selfHeal").is_yes() {
+            continue;
+        }
+        for u in g.children(a) {
+            let obj = &g.units[u].obj;
+            if !obj.is_argocd("Application") || !seen.insert(u) {
+                continue;
+            }
+            let Some(child) = app(cx, obj) else { continue };
+            let omitted = match child.sync_policy().and_then(|p| p.get("automated")) {
+                None => true,
+                Some(n) => n.is_null(),
+            };
+            if !omitted {
+                continue;
+            }
+            let span = child
+                .automated_key()
+                .unwrap_or_else(|| policy_anchor(&obj.root));
+            let help = if cx.version.is_some_and(|v| v < Version::new(3, 1)) {
+                "Argo CD before 3.1 has no way to enforce manual sync from the parent; a deny sync window on the child is the enforceable pause"
+            } else {
+                "write `automated: {enabled: false}` (Argo CD 3.1+) so the parent enforces manual sync"
+            };
+            let f = out.report(
+                span,
+                format!(
+                    "{} leaves auto-sync off by omitting `automated`; its parent {} does not enforce that, so anyone can turn auto-sync on in the cluster and it stays on",
+                    obj.display(),
+                    app_name(g, a)
+                ),
+            );
+            f.label("auto-sync off by omission").help(help);
+            f.applications = vec![app_name(g, a)];
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Differential test of our offline kustomize renderer against the real `kubectl kustomize`.
+//!
+//! Every directory under `fixtures/kustomize/` is one case. Its top-level `kustomization.yaml`
+//! is rendered, unless a `RENDER` file names a subdirectory (e.g. `overlay`) to render instead.
+//! Both renderers must produce the same multiset of objects. Lists inside an object are compared
+//! in order, since kustomize keeps list order.
+//!
+//! Without kubectl (neither on `PATH` nor at `/usr/bin/kubectl`) the test says so loudly and
+//! passes. `KUSTOMIZE_DIFF_CASE=<name>` runs one case only. kubectl only ever reads the local
+//! fixture files; a proxy that cannot be reached is set so that nothing could leave the machine.
+
+mod common;
+
+use common::{root, run_in};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CASES_DIR: &str = "fixtures/kustomize";
+const LIMIT: Duration = Duration::from_secs(60);
+/// Longest single value printed in a path diff before it is cut.
+const VALUE_WIDTH: usize = 160;
+
+struct Case {
+    name: String,
+    /// The directory rendered, relative to the repository root.
+    dir: String,
+}
+
+fn cases() -> Vec<Case> {
+    let base = root().join(CASES_DIR);
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(&base).expect("fixtures/kustomize exists") {
+        let entry = entry.unwrap();
+        if !entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let dir = match std::fs::read_to_string(entry.path().join("RENDER")) {
+            Ok(sub) => format!("{CASES_DIR}/{name}/{}", sub.trim()),
+            Err(_) => format!("{CASES_DIR}/{name}"),
+        };
+        out.push(Case { name, dir });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+fn find_kubectl() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    on_path
+        .into_iter()
+        .map(|dir| dir.join("kubectl"))
+        .chain(std::iter::once(PathBuf::from("/usr/bin/kubectl")))
+        .find(|p| p.is_file())
+}
+
+/// `kubectl kustomize DIR`, killed after [`LIMIT`].
+fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
+    let started = Instant::now();
+    let mut child = Command::new(kubectl)
+        .arg("kustomize")
+        .arg(dir)
+        .current_dir(root())
+        // Rendering reads local files only; make sure nothing could reach a network anyway.
+        .env("HTTP_PROXY", "http://127.0.0.1:9")
+        .env("HTTPS_PROXY", "http://127.0.0.1:9")
+        .env("http_proxy", "http://127.0.0.1:9")
+        .env("https_proxy", "http://127.0.0.1:9")
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", kubectl.display()))?;
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        out.read_to_string(&mut s).ok();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err.read_to_string(&mut s).ok();
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            child.kill().ok();
+            child.wait().ok();
+            return Err(format!("kubectl kustomize did not finish within {LIMIT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let stdout = t_out.join().unwrap();
+    let stderr = t_err.join().unwrap();
+    if status.success() {
+        Ok(stdout)
+    } else {
+        Err(format!("kubectl kustomize failed ({status}):\n{stderr}"))
+    }
+}
+
+/// kubectl's multi-document YAML, read with the project's own parser.
+fn parse_kubectl(text: &str) -> Result<Vec<Value>, String> {
+    use gitops_lint::yaml;
+    let parsed = yaml::parse(0, text, yaml::ParseLimits::default());
+    if !parsed.problems.is_empty() {
+        let mut msg = String::from("cannot parse kubectl's output:\n");
+        for p in &parsed.problems {
+            let _ = writeln!(msg, "  {} at bytes {:?}", p.message, p.span.range());
+        }
+        return Err(msg);
+    }
+    Ok(parsed
+        .documents
+        .iter()
+        .map(|d| yaml::to_json(&d.root))
+        .filter(|v| !v.is_null())
+        .collect())
+}
+
+/// `gitops-lint render DIR`: a JSON array of the rendered objects on stdout, exit code 0.
+fn render_ours(dir: &str) -> Result<Vec<Value>, String> {
+    let args = ["render", dir];
+    let run = std::panic::catch_unwind(|| run_in(&root(), &args, LIMIT))
+        .map_err(|_| format!("gitops-lint render {dir} did not finish within {LIMIT:?}"))?;
+    if run.code != 0 {
+        return Err(format!(
+            "gitops-lint render exited with {}:\n{}",
+            run.code,
+            run.stderr.trim_end()
+        ));
+    }
+    match serde_json::from_str::<Value>(&run.stdout) {
+        Ok(Value::Array(items)) => Ok(items),
+        Ok(other) => Err(format!(
+            "gitops-lint render printed JSON that is not an array: {}",
+            compact(&other)
+        )),
+        Err(e) => Err(format!(
+            "gitops-lint render printed invalid JSON ({e}):\n{}",
+            run.stdout
+        )),
+    }
+}
+
+/// `apiVersion kind namespace/name`, the way a reader finds an object.
+fn identity(obj: &Value) -> String {
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let meta = &obj["metadata"];
+    let ns = s(&meta["namespace"]);
+    let name = s(&meta["name"]);
+    let at = if ns.is_empty() {
+        name
+    } else {
+        format!("{ns}/{name}")
+    };
+    format!("{} {} {at}", s(&obj["apiVersion"]), s(&obj["kind"]))
+}
+
+fn compact(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() <= VALUE_WIDTH {
+        text
+    } else {
+        let cut: String = text.chars().take(VALUE_WIDTH).collect();
+        format!("{cut}…")
+    }
+}
+
+fn pointer_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Paths at which two objects differ, as `pointer: kubectl=… ours=…` lines.
+fn json_diff(path: &str, kubectl: &Value, ours: &Value, out: &mut Vec<String>) {
+    match (kubectl, ours) {
+        (Value::Object(a), Value::Object(b)) => {
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            for key in keys {
+                let sub = format!("{path}/{}", pointer_token(key));
+                match (a.get(key.as_str()), b.get(key.as_str())) {
+                    (Some(x), Some(y)) => json_diff(&sub, x, y, out),
+                    (Some(x), None) => out.push(format!("{sub}: only in kubectl: {}", compact(x))),
+                    (None, Some(y)) => out.push(format!("{sub}: only in ours: {}", compact(y))),
+                    (None, None) => unreachable!(),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                json_diff(&format!("{path}/{i}"), x, y, out);
+            }
+            for (i, x) in a.iter().enumerate().skip(b.len()) {
+                out.push(format!("{path}/{i}: only in kubectl: {}", compact(x)));
+            }
+            for (i, y) in b.iter().enumerate().skip(a.len()) {
+                out.push(format!("{path}/{i}: only in ours: {}", compact(y)));
+            }
+        }
+        (a, b) if a == b => {}
+        (a, b) => out.push(format!(
+            "{}: kubectl={} ours={}",
+            if path.is_empty() { "/" } else { path },
+            compact(a),
+            compact(b)
+        )),
+    }
+}
+
+/// Compares the two renderings as multisets; `None` when they agree, else a report.
+fn compare(kubectl: Vec<Value>, ours: Vec<Value>) -> Option<String> {
+    let mut only_kubectl = kubectl;
+    let mut only_ours = Vec::new();
+    for obj in ours {
+        match only_kubectl.iter().position(|k| *k == obj) {
+            Some(i) => {
+                only_kubectl.remove(i);
+            }
+            None => only_ours.push(obj),
+        }
+    }
+    if only_kubectl.is_empty() && only_ours.is_empty() {
+        return None;
+    }
+
+    let mut report = String::new();
+    // Same identity on both sides: show where they differ.
+    let mut i = 0;
+    while i < only_kubectl.len() {
+        let id = identity(&only_kubectl[i]);
+        if let Some(j) = only_ours.iter().position(|o| identity(o) == id) {
+            let theirs = only_kubectl.remove(i);
+            let mine = only_ours.remove(j);
+            let mut paths = Vec::new();
+            json_diff("", &theirs, &mine, &mut paths);
+            let _ = writeln!(report, "  differs: {id}");
+            for p in paths {
+                let _ = writeln!(report, "    {p}");
+            }
+        } else {
+            i += 1;
+        }
+    }
+    for (label, objs) in [("kubectl", &only_kubectl), ("ours", &only_ours)] {
+        for obj in objs {
+            let pretty = serde_json::to_string_pretty(obj).unwrap();
+            let _ = writeln!(report, "  only in {label}: {}", identity(obj));
+            for line in pretty.lines() {
+                let _ = writeln!(report, "    {line}");
+            }
+        }
+    }
+    Some(report)
+}
+
+fn check_case(kubectl: &Path, case: &Case) -> Result<usize, String> {
+    let expected = kubectl_kustomize(kubectl, &root().join(&case.dir))
+        .and_then(|text| parse_kubectl(&text))
+        .map_err(|e| format!("  fixture problem: {e}"))?;
+    if expected.is_empty() {
+        return Err("  fixture problem: kubectl rendered no objects".into());
+    }
+    let count = expected.len();
+    let ours = render_ours(&case.dir).map_err(|e| format!("  {e}"))?;
+    match compare(expected, ours) {
+        None => Ok(count),
+        Some(report) => Err(report),
+    }
+}
+
+#[test]
+fn renderer_matches_kubectl_kustomize() {
+    let Some(kubectl) = find_kubectl() else {
+        eprintln!(
+            "SKIPPED: kubectl not found on PATH or at /usr/bin/kubectl; \
+             the kustomize differential test did not run"
+        );
+        return;
+    };
+    let mut selected = cases();
+    assert!(!selected.is_empty(), "no cases under {CASES_DIR}");
+    if let Ok(only) = std::env::var("KUSTOMIZE_DIFF_CASE") {
+        let names: Vec<String> = selected.iter().map(|c| c.name.clone()).collect();
+        selected.retain(|c| c.name == only);
+        assert!(
+            !selected.is_empty(),
+            "KUSTOMIZE_DIFF_CASE={only} names no case; the cases are: {}",
+            names.join(", ")
+        );
+    }
+
+    let mut failures = Vec::new();
+    for case in &selected {
+        match check_case(&kubectl, case) {
+            Ok(objects) => eprintln!("ok   {} ({objects} objects)", case.name),
+            Err(report) => {
+                eprintln!("FAIL {} ({})\n{report}", case.name, case.dir);
+                failures.push(case.name.as_str());
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} kustomize cases differ from kubectl kustomize (details above): {}",
+        failures.len(),
+        selected.len(),
+        failures.join(", ")
+    );
+}
+
+/// The README lists each case once, so a reader can find what a case is for.
+#[test]
+fn readme_lists_every_case() {
+    let readme = std::fs::read_to_string(root().join(CASES_DIR).join("README.md"))
+        .expect("fixtures/kustomize/README.md exists");
+    let missing: Vec<String> = cases()
+        .into_iter()
+        .map(|c| c.name)
+        .filter(|name| !readme.contains(&format!("`{name}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "fixtures/kustomize/README.md does not list: {}",
+        missing.join(", ")
+    );
+}
