@@ -181,3 +181,20 @@ fn readme_first_commands_work() {
         ".ci/run must call the README's test command"
     );
 }
+
+#[test]
+fn graph_prints_the_app_of_apps_tree() {
+    let text = run(&["graph", "fixtures/fleet-repo"]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    // The ApplicationSet's git generator is expanded and its template substituted.
+    assert!(
+        text.stdout.contains("Application argocd/web-prod-eu"),
+        "{}",
+        text.stdout
+    );
+    insta::assert_snapshot!("fleet-graph", text.stdout);
+    let dot = run(&["graph", "--format", "dot", "fixtures/fleet-repo"]);
+    assert_eq!(dot.code, 0);
+    assert!(dot.stdout.starts_with("digraph gitops {"));
+    insta::assert_snapshot!("fleet-graph-dot", dot.stdout);
+}

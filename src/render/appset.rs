@@ -61,6 +61,7 @@ pub fn expand(
             Gen::Unknown => unknown = true,
         }
     }
+    let patch = spec.get("templatePatch").filter(|p| p.as_str().is_some());
     let mut out = Vec::new();
     if unknown {
         // Lint the template once, with its parameters left as written.
@@ -76,9 +77,31 @@ pub fn expand(
                 Some(template::render_fast(text, &flat))
             }
         });
-        out.push(application(appset, t));
+        let mut app = application(appset, t);
+        if let (true, Some(patch)) = (go, patch) {
+            apply_template_patch(&mut app, patch, &params, missing_error);
+        }
+        out.push(app);
     }
     out
+}
+
+/// `templatePatch` (goTemplate only): rendered with the same parameters, then merged into the
+/// generated Application. A patch that does not render or parse leaves the Application as the
+/// template made it.
+fn apply_template_patch(app: &mut Object, patch: &Node, params: &Params, missing_error: bool) {
+    let text = patch.as_str().unwrap_or_default();
+    let Ok(rendered) = template::render_go(text, &J::Object(params.clone()), missing_error) else {
+        return;
+    };
+    let Ok(docs) = super::parse_inline(&rendered, patch.span) else {
+        return;
+    };
+    for doc in docs.iter().filter(|d| d.is_map()) {
+        super::merge::strategic_merge(&mut app.root, doc, false);
+    }
+    let meta = app.root.get("metadata");
+    app.name = meta.and_then(|m| m.str_at("name")).map(str::to_string);
 }
 
 struct Cx<'a, 'f> {

@@ -301,7 +301,7 @@ fn resolve_sources(
             continue;
         }
         if s.str_at("chart").is_some() {
-            infos.push(info(SourceKind::NotRendered("a Helm chart".into())));
+            infos.push(not_rendered(g, span, "a Helm chart"));
             continue;
         }
         let Some(path_node) = s.get("path").filter(|p| !p.is_null()) else {
@@ -355,13 +355,11 @@ fn resolve_sources(
             continue;
         }
         if s.get("helm").is_some() || files.file(&dir.join("Chart.yaml")).is_some() {
-            infos.push(info(SourceKind::NotRendered("a Helm chart".into())));
+            infos.push(not_rendered(g, span, "a Helm chart"));
             continue;
         }
         if s.get("plugin").is_some() {
-            infos.push(info(SourceKind::NotRendered(
-                "a config management plugin".into(),
-            )));
+            infos.push(not_rendered(g, span, "a config management plugin"));
             continue;
         }
         if !files.exists(&dir) {
@@ -402,10 +400,37 @@ fn resolve_sources(
                 }
             }
         }
+        let jsonnet = std::fs::read_dir(&dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "jsonnet"))
+        });
+        if jsonnet
+            || directory
+                .and_then(|d| d.get("jsonnet"))
+                .is_some_and(|j| !j.entries().is_empty())
+        {
+            g.notes.push(Note {
+                span,
+                message: "jsonnet files in this source are not rendered; its YAML files are".into(),
+            });
+        }
         infos.push(info(SourceKind::Directory(dir)));
     }
     g.apps[app].sources = infos;
     g.apps[app].rendered = rendered;
+}
+
+/// A local source deliberately not rendered, noted once.
+fn not_rendered(g: &mut Graph, span: Span, what: &str) -> SourceInfo {
+    g.notes.push(Note {
+        span,
+        message: format!("{what} source not rendered: gitops-lint never runs Helm or plugins"),
+    });
+    SourceInfo {
+        span,
+        kind: SourceKind::NotRendered(what.to_string()),
+    }
 }
 
 fn is_local(g: &Graph, source: &Node) -> bool {

@@ -5,7 +5,7 @@
 use super::{merge, Files, Note, Problem, ProblemKind};
 use crate::kinds;
 use crate::model::Object;
-use crate::yaml::{self, FileId, Node, ParseLimits, Span, Value};
+use crate::yaml::{self, FileId, Node, Span, Value};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -374,25 +374,17 @@ impl<'f> Kustomizer<'f> {
     /// inline string as a whole).
     fn patch_docs(&mut self, dir: &Path, node: &Node, inline: bool) -> Vec<Node> {
         if inline {
-            let text = node.as_str().unwrap_or_default();
-            let parsed = yaml::parse(node.span.file, text, ParseLimits::default());
-            if let Some(p) = parsed.problems.first() {
-                self.problems.push(problem(
-                    node.span,
-                    format!("the inline patch is not valid YAML: {}", p.message),
-                    "fix the patch text",
-                ));
-                return Vec::new();
-            }
-            return parsed
-                .documents
-                .into_iter()
-                .map(|mut d| {
-                    respan(&mut d.root, node.span);
-                    d.root
-                })
-                .filter(|n| !n.is_null())
-                .collect();
+            return match super::parse_inline(node.as_str().unwrap_or_default(), node.span) {
+                Ok(docs) => docs,
+                Err(why) => {
+                    self.problems.push(problem(
+                        node.span,
+                        format!("the inline patch is not valid YAML: {why}"),
+                        "fix the patch text",
+                    ));
+                    Vec::new()
+                }
+            };
         }
         let Some((written, path)) = self.resolve(dir, node) else {
             return Vec::new();
@@ -949,20 +941,6 @@ fn unquote(v: &str) -> &str {
         }
     }
     v
-}
-
-fn respan(node: &mut Node, span: Span) {
-    node.span = span;
-    match &mut node.value {
-        Value::Map { entries, .. } => {
-            for e in entries {
-                respan(&mut e.key, span);
-                respan(&mut e.value, span);
-            }
-        }
-        Value::Seq { items, .. } => items.iter_mut().for_each(|i| respan(i, span)),
-        Value::Scalar(_) => {}
-    }
 }
 
 fn apply_generator_meta(root: &mut Node, options: Option<&Node>, g: &Node) {

@@ -70,6 +70,39 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// The documents of YAML written inside a string (an inline patch, a `templatePatch`). Their
+/// nodes all point at the string, the finest place the source offers.
+fn parse_inline(text: &str, span: Span) -> Result<Vec<crate::yaml::Node>, String> {
+    let parsed = crate::yaml::parse(span.file, text, crate::yaml::ParseLimits::default());
+    if let Some(p) = parsed.problems.first() {
+        return Err(p.message.clone());
+    }
+    Ok(parsed
+        .documents
+        .into_iter()
+        .map(|mut d| {
+            respan(&mut d.root, span);
+            d.root
+        })
+        .filter(|n| !n.is_null())
+        .collect())
+}
+
+fn respan(node: &mut crate::yaml::Node, span: Span) {
+    use crate::yaml::Value;
+    node.span = span;
+    match &mut node.value {
+        Value::Map { entries, .. } => {
+            for e in entries {
+                respan(&mut e.key, span);
+                respan(&mut e.value, span);
+            }
+        }
+        Value::Seq { items, .. } => items.iter_mut().for_each(|i| respan(i, span)),
+        Value::Scalar(_) => {}
+    }
+}
+
 /// A glob as Argo CD matches paths: `literal_separator` when `*` must stay within one path
 /// segment (generators), not for `directory.include`/`exclude`.
 fn glob(pattern: &str, literal_separator: bool) -> Option<globset::GlobMatcher> {

@@ -64,12 +64,22 @@ pub fn text(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
     let tops: Vec<usize> = (0..g.apps.len())
         .filter(|&a| g.apps[a].parents.is_empty() && g.apps[a].generated_by.is_none())
         .collect();
-    if tops.is_empty() {
+    // ApplicationSets no Application renders stand at the top too.
+    let sets: Vec<usize> = (0..g.units.len())
+        .filter(|&u| {
+            let unit = &g.units[u];
+            unit.lint && unit.apps.is_empty() && unit.obj.is_argocd("ApplicationSet")
+        })
+        .collect();
+    if tops.is_empty() && sets.is_empty() {
         writeln!(out, "No Applications found.")?;
     }
     let mut seen = vec![false; g.apps.len()];
     for a in tops {
         app_text(outcome, a, "", &mut seen, out)?;
+    }
+    for set in sets {
+        set_text(outcome, set, "", &mut seen, out)?;
     }
     super::write_not_rendered(outcome, out)?;
     Ok(())
@@ -106,17 +116,38 @@ fn app_text(
         if let Some(&a) = g.app_of_unit.get(&child) {
             app_text(outcome, a, &inner, seen, out)?;
         } else {
-            writeln!(out, "{inner}{}", label(g, child))?;
-            for a in g.generated(child).collect::<Vec<_>>() {
-                app_text(outcome, a, &format!("{inner}    "), seen, out)?;
-            }
+            set_text(outcome, child, &inner, seen, out)?;
         }
     }
     Ok(())
 }
 
+fn set_text(
+    outcome: &Outcome,
+    set: usize,
+    indent: &str,
+    seen: &mut [bool],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let g = &outcome.graph;
+    writeln!(
+        out,
+        "{indent}{}  [{}]",
+        label(g, set),
+        location(outcome, set)
+    )?;
+    for a in g.generated(set).collect::<Vec<_>>() {
+        app_text(outcome, a, &format!("{indent}    "), seen, out)?;
+    }
+    Ok(())
+}
+
 fn quote(s: &str) -> String {
-    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+    let escaped = s
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n");
+    format!("\"{escaped}\"")
 }
 
 pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
@@ -127,11 +158,11 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
     for (a, app) in g.apps.iter().enumerate() {
         let mut text = label(g, app.unit);
         for s in &app.sources {
-            text.push_str(&format!("\\n{}", describe(&s.kind, &g.repo.root)));
+            text.push_str(&format!("\n{}", describe(&s.kind, &g.repo.root)));
         }
         let c = summary(&counts(g, a));
         if !c.is_empty() {
-            text.push_str(&format!("\\n{}", c.trim_start_matches(" → ")));
+            text.push_str(&format!("\n{}", c.trim_start_matches(" → ")));
         }
         writeln!(out, "  app{a} [label={}];", quote(&text))?;
     }
@@ -152,11 +183,10 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
             "  set{set} [label={}, shape=folder];",
             quote(&label(g, set))
         )?;
-        for (a, app) in g.apps.iter().enumerate() {
+        for a in 0..g.apps.len() {
             if g.children(a).any(|c| c == set) {
                 writeln!(out, "  app{a} -> set{set};")?;
             }
-            let _ = app;
         }
     }
     writeln!(out, "}}")
