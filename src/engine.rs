@@ -246,20 +246,15 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     }
     summary.skipped.sort();
 
-    let root = opts
-        .paths
-        .first()
-        .map(|p| repo::find_root(p))
-        .unwrap_or_default();
-    let config = crate::config::load(&root)?;
-    let mut urls: Vec<String> = config
-        .repo_urls
-        .iter()
-        .chain(&opts.repo_urls)
-        .cloned()
-        .chain(repo::git_remotes(&root))
-        .map(|u| repo::normalize_url(&u))
-        .collect();
+    let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
+    roots.sort();
+    roots.dedup();
+    let mut urls: Vec<String> = opts.repo_urls.clone();
+    for root in &roots {
+        urls.extend(crate::config::load(root)?.repo_urls);
+        urls.extend(repo::git_remotes(root));
+    }
+    let mut urls: Vec<String> = urls.iter().map(|u| repo::normalize_url(u)).collect();
     urls.sort();
     urls.dedup();
     Ok(Loaded {
@@ -268,7 +263,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         findings,
         redactions,
         summary,
-        repo: repo::Repo { root, urls },
+        repo: repo::Repo { roots, urls },
     })
 }
 

@@ -198,3 +198,20 @@ fn graph_prints_the_app_of_apps_tree() {
     assert!(dot.stdout.starts_with("digraph gitops {"));
     insta::assert_snapshot!("fleet-graph-dot", dot.stdout);
 }
+
+#[test]
+fn each_linted_path_resolves_against_its_own_repository() {
+    let a = "fixtures/rules/hpa-replicas-conflict/fires-overlay-patch";
+    let b = "fixtures/rules/kustomize-error/ok-components";
+    let out = run(&["--format", "json", "--fail-on", "never", a, b]);
+    let report = json(&out);
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"hpa-replicas-conflict"), "{rules:?}");
+    assert!(!rules.contains(&"kustomize-error"), "{rules:?}");
+    assert!(!rules.contains(&"application-source-missing"), "{rules:?}");
+}

@@ -51,6 +51,7 @@ pub fn expand(
         files,
         repo,
         problems,
+        appset_file: appset.file,
     };
     let mut sets: Vec<Params> = Vec::new();
     let mut unknown = false;
@@ -108,6 +109,8 @@ struct Cx<'a, 'f> {
     files: &'a Files<'f>,
     repo: &'a Repo,
     problems: &'a mut Vec<Problem>,
+    /// Paths in generators are relative to the root of the repository holding the set.
+    appset_file: u32,
 }
 
 fn application(appset: &Object, template: Node) -> Object {
@@ -345,7 +348,7 @@ impl Cx<'_, '_> {
             return Gen::Unknown;
         }
         let files = self.files;
-        let root = files.root.clone();
+        let root = files.root_of(&files.path(self.appset_file));
         let rel = |p: &Path| -> String {
             p.strip_prefix(&root)
                 .unwrap_or(p)
@@ -453,7 +456,7 @@ impl Cx<'_, '_> {
         }
         let prefix = fixed_prefix(pattern);
         let exists = prefix.is_empty() || {
-            let root = self.files.root.clone();
+            let root = self.files.root_of(&self.files.path(self.appset_file));
             self.files
                 .resolve(&root, prefix)
                 .is_ok_and(|p| self.files.exists(&p))

@@ -123,7 +123,7 @@ fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> BTreeSet
 }
 
 pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
-    let files = Files::new(sources, docs, &repo.root);
+    let files = Files::new(sources, docs, &repo.roots);
     let mut kz = Kustomizer::new(&files);
     let mut g = Graph {
         repo,
@@ -314,7 +314,7 @@ fn resolve_sources(
             infos.push(info(SourceKind::Unknown));
             continue;
         }
-        let root = files.root.clone();
+        let root = files.root_of(&files.path(g.units[unit].obj.file));
         let dir = match files.resolve(&root, written) {
             Ok(d) => d,
             Err(e) => {
@@ -460,7 +460,7 @@ fn check_value_files(
         if local_refs.get(name) != Some(&true) || typing::is_template(path) {
             continue;
         }
-        let root = files.root.clone();
+        let root = files.root_of(&files.path(item.span.file));
         match files.resolve(&root, path) {
             Ok(p) if files.exists(&p) => {}
             Ok(_) => g.problems.push(Problem {

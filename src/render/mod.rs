@@ -120,7 +120,7 @@ pub fn build_kustomization(
     root: &Path,
     dir: &Path,
 ) -> (Vec<Object>, Vec<Problem>) {
-    let files = Files::new(sources, docs, root);
+    let files = Files::new(sources, docs, &[root.to_path_buf()]);
     let mut kz = kustomize::Kustomizer::new(&files);
     let objects = kz.build(&normalize(dir));
     (objects, kz.problems)
@@ -130,8 +130,8 @@ pub fn build_kustomization(
 pub struct Files<'a> {
     pub sources: &'a SourceDb,
     pub docs: &'a [FileDocs],
-    /// Normalised repository root; every path below is normalised the same way.
-    pub root: PathBuf,
+    /// Normalised repository roots; every path below is normalised the same way.
+    roots: Vec<PathBuf>,
     by_path: HashMap<PathBuf, FileId>,
     /// Files by the directory that holds them.
     by_dir: BTreeMap<PathBuf, Vec<FileId>>,
@@ -158,7 +158,7 @@ impl PathError {
 }
 
 impl<'a> Files<'a> {
-    pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], root: &Path) -> Files<'a> {
+    pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
         let mut by_path = HashMap::new();
         let mut by_dir: BTreeMap<PathBuf, Vec<FileId>> = BTreeMap::new();
         for (i, f) in sources.files().iter().enumerate() {
@@ -172,10 +172,21 @@ impl<'a> Files<'a> {
         Files {
             sources,
             docs,
-            root: normalize(root),
+            roots: roots.iter().map(|r| normalize(r)).collect(),
             by_path,
             by_dir,
         }
+    }
+
+    /// The repository root that holds `path`: the deepest one, when roots nest.
+    pub fn root_of(&self, path: &Path) -> PathBuf {
+        self.roots
+            .iter()
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .or(self.roots.first())
+            .cloned()
+            .unwrap_or_default()
     }
 
     pub fn file(&self, path: &Path) -> Option<FileId> {
@@ -217,7 +228,8 @@ impl<'a> Files<'a> {
         if w.is_absolute() || written.starts_with('/') {
             return Err(PathError::Absolute);
         }
-        let rel = dir.strip_prefix(&self.root).unwrap_or(Path::new(""));
+        let root = self.root_of(dir);
+        let rel = dir.strip_prefix(&root).unwrap_or(Path::new(""));
         let mut parts: Vec<Component> = rel.components().collect();
         for c in w.components() {
             match c {
@@ -231,7 +243,7 @@ impl<'a> Files<'a> {
                 _ => return Err(PathError::Absolute),
             }
         }
-        let mut out = self.root.clone();
+        let mut out = root;
         out.extend(parts);
         Ok(out)
     }
@@ -247,10 +259,11 @@ impl<'a> Files<'a> {
         } else {
             path
         };
-        let root = if self.root.as_os_str().is_empty() {
+        let root = self.root_of(path);
+        let root = if root.as_os_str().is_empty() {
             Path::new(".")
         } else {
-            &self.root
+            &root
         };
         match (on_disk.canonicalize(), root.canonicalize()) {
             (Ok(p), Ok(r)) => p.starts_with(r),

@@ -4,13 +4,31 @@ use std::path::{Path, PathBuf};
 
 pub const CONFIG_FILES: [&str; 2] = [".gitops-lint.yaml", ".gitops-lint.yml"];
 
-/// The repository a linted path belongs to.
+/// The repositories the linted paths belong to (usually one).
 #[derive(Clone, Debug, Default)]
 pub struct Repo {
-    /// The root as the user would write it (relative when they gave a relative path).
-    pub root: PathBuf,
+    /// Each root as the user would write it (relative when they gave a relative path).
+    pub roots: Vec<PathBuf>,
     /// Normalised URLs that mean "this repository".
     pub urls: Vec<String>,
+}
+
+impl Repo {
+    /// `path` relative to the root that holds it, for display.
+    pub fn relative(&self, path: &Path) -> String {
+        let rel = self
+            .roots
+            .iter()
+            .map(|r| super::normalize(r))
+            .filter(|r| path.starts_with(r))
+            .max_by_key(|r| r.components().count())
+            .and_then(|r| path.strip_prefix(r).ok().map(Path::to_path_buf))
+            .unwrap_or_else(|| path.to_path_buf());
+        match rel.display().to_string() {
+            s if s.is_empty() => ".".to_string(),
+            s => s,
+        }
+    }
 }
 
 /// `https://GitHub.com/org/repo.git/`, `git@github.com:org/repo` and `ssh://git@github.com/org/repo`

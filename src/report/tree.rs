@@ -32,15 +32,8 @@ fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
     out
 }
 
-fn describe(kind: &SourceKind, root: &std::path::Path) -> String {
-    let rel = |p: &std::path::Path| {
-        let r = p.strip_prefix(root).unwrap_or(p).display().to_string();
-        if r.is_empty() {
-            ".".to_string()
-        } else {
-            r
-        }
-    };
+fn describe(kind: &SourceKind, repo: &crate::render::repo::Repo) -> String {
+    let rel = |p: &std::path::Path| repo.relative(p);
     match kind {
         SourceKind::External(url) => format!("external {url}"),
         SourceKind::Kustomize(p) => format!("{} (kustomize)", rel(p)),
@@ -106,7 +99,7 @@ fn app_text(
     )?;
     let inner = format!("{indent}    ");
     for s in &g.apps[app].sources {
-        writeln!(out, "{inner}source: {}", describe(&s.kind, &g.repo.root))?;
+        writeln!(out, "{inner}source: {}", describe(&s.kind, &g.repo))?;
     }
     let c = counts(g, app);
     if !c.is_empty() {
@@ -158,7 +151,7 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
     for (a, app) in g.apps.iter().enumerate() {
         let mut text = label(g, app.unit);
         for s in &app.sources {
-            text.push_str(&format!("\n{}", describe(&s.kind, &g.repo.root)));
+            text.push_str(&format!("\n{}", describe(&s.kind, &g.repo)));
         }
         let c = summary(&counts(g, a));
         if !c.is_empty() {
