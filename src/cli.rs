@@ -233,7 +233,7 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
         let at = loaded.sources.start(p.span);
         eprintln!(
             "{}:{}:{}: {}",
-            loaded.sources.get(p.span.file).path.display(),
+            crate::render::normalize(&loaded.sources.get(p.span.file).path).display(),
             at.line,
             at.column,
             p.message

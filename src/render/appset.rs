@@ -166,10 +166,27 @@ fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
     }
 }
 
-/// fasttemplate's flat keys: `path.basename`, `path[0]`, `values.x`.
+/// fasttemplate's flat keys: `values.x`, `metadata.labels.env`, and for the git generator
+/// Argo CD's own spelling of the path: `path` (the path itself), `path[n]` (its segments),
+/// `path.basename`, `path.filename`.
 fn flatten(params: &Params) -> BTreeMap<String, String> {
     fn walk(prefix: &str, v: &J, out: &mut BTreeMap<String, String>) {
         match v {
+            J::Object(m) if prefix == "path" && m.contains_key("segments") => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("path", J::String(p)) => {
+                            out.insert("path".into(), p.clone());
+                        }
+                        ("segments", J::Array(items)) => {
+                            for (i, s) in items.iter().enumerate() {
+                                out.insert(format!("path[{i}]"), s.as_str().unwrap_or("").into());
+                            }
+                        }
+                        _ => walk(&format!("path.{k}"), v, out),
+                    }
+                }
+            }
             J::Object(m) => {
                 for (k, v) in m {
                     let key = if prefix.is_empty() {
@@ -472,5 +489,35 @@ impl Cx<'_, '_> {
             message,
             help: "fix the path (relative to the repository root); an empty generator also deletes Applications it generated before".into(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fasttemplate_sees_argo_cds_path_keys() {
+        let mut p = Params::new();
+        p.insert("path".into(), path_params("apps/web", Some("config.json")));
+        p.insert("values".into(), serde_json::json!({"env": "prod"}));
+        let flat = flatten(&p);
+        assert_eq!(flat["path"], "apps/web");
+        assert_eq!(flat["path[1]"], "web");
+        assert_eq!(flat["path.basename"], "web");
+        assert_eq!(flat["path.filename"], "config.json");
+        assert_eq!(flat["values.env"], "prod");
+        assert!(!flat.contains_key("path.path"));
+        assert_eq!(
+            template::render_fast("{{path.basename}}-{{path[0]}} {{path}}", &flat),
+            "web-apps apps/web"
+        );
+    }
+
+    #[test]
+    fn glob_prefixes_name_what_must_exist() {
+        assert_eq!(fixed_prefix("apps/*/overlays"), "apps");
+        assert_eq!(fixed_prefix("apps/web"), "apps/web");
+        assert_eq!(fixed_prefix("*"), "");
     }
 }

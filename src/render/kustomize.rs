@@ -562,8 +562,14 @@ impl<'f> Kustomizer<'f> {
     }
 
     fn patch(&mut self, dir: &Path, item: &Node, res: &mut Vec<Res>) {
-        // Older kustomizations list bare paths under `patches` too.
-        let docs = if item.as_str().is_some() {
+        // kustomize v5 rejects a bare path under `patches` and fails the whole build; the
+        // patch is still applied here so the rest of the analysis sees what was meant.
+        let docs = if let Some(text) = item.as_str() {
+            self.problems.push(problem(
+                item.span,
+                format!("`patches` entries are mappings: kustomize rejects the bare path `{text}` and fails the build"),
+                "write `- path: FILE` (or move the file under `patchesStrategicMerge`)",
+            ));
             self.patch_docs(dir, item, false)
         } else {
             match (item.get("path"), item.get("patch")) {

@@ -14,7 +14,9 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some(app) = app(cx, obj) else { return };
     if let Some(dest) = app.spec.get("destination") {
         if let (Some(server), Some(name)) = (dest.entry("server"), dest.entry("name")) {
-            if !server.value.is_null() && !name.value.is_null() {
+            // Argo CD rejects the pair only when both are non-empty; the UI writes `name: ''`.
+            let set = |n: &crate::yaml::Node| !n.is_null() && n.as_str() != Some("");
+            if set(&server.value) && set(&name.value) {
                 out.report(name.key.span, "destination sets both `server` and `name`: Argo CD rejects the Application")
                     .label("second destination")
                     .also(server.key.span, "server is set here")

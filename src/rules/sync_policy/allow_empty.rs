@@ -12,7 +12,8 @@ rule! {
 
 fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some(app) = app(cx, obj) else { return };
-    if !app.flag("allowEmpty").is_yes() {
+    // Without prune an empty commit deletes nothing: allowEmpty only matters with it.
+    if !app.flag("allowEmpty").is_yes() || !app.flag("prune").is_yes() {
         return;
     }
     let Some(e) = app.automated().and_then(|a| a.entry("allowEmpty")) else {

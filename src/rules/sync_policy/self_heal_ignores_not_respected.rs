@@ -18,10 +18,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     if app.has_option("RespectIgnoreDifferences=true") != Tri::No {
         return;
     }
+    // Ignores that only name `/status` change nothing on sync: Git never sets status.
     let own = app
         .spec
         .entry("ignoreDifferences")
-        .filter(|e| !e.value.items().is_empty());
+        .filter(|e| e.value.items().iter().any(touches_desired_state));
     let system = cx.repo.system_ignores.first();
     let f = match (own, system) {
         (Some(entry), _) => {
@@ -63,4 +64,28 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         (None, None) => return,
     };
     f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live values of ignored fields");
+}
+
+/// Whether an ignore entry covers a field Git can set: anything but `status` (or an entry
+/// that ignores by field manager, which can be any field).
+fn touches_desired_state(entry: &crate::yaml::Node) -> bool {
+    let listed = |key| {
+        entry
+            .get(key)
+            .map(crate::yaml::Node::items)
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(crate::yaml::Node::as_str)
+            .map(str::trim)
+            .collect::<Vec<_>>()
+    };
+    let status = |p: &str, sep: char| {
+        p == format!("{sep}status") || p.starts_with(&format!("{sep}status{sep}"))
+    };
+    let pointers = listed("jsonPointers");
+    let jq = listed("jqPathExpressions");
+    let managers = entry
+        .get("managedFieldsManagers")
+        .is_some_and(|m| !m.items().is_empty());
+    managers || pointers.iter().any(|p| !status(p, '/')) || jq.iter().any(|p| !status(p, '.'))
 }
