@@ -1,12 +1,13 @@
 //! The command line: argument parsing, the exit-code contract, and the `rules`/`explain` verbs.
 
+use crate::baseline::Baseline;
+use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
 use crate::engine::{self, Outcome};
-use crate::finding::Severity;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
 use crate::yaml::{self, ParseLimits};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -16,25 +17,6 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FINDINGS: i32 = 1;
 /// Exit code: usage or internal error.
 pub const EXIT_ERROR: i32 = 2;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FailOn {
-    Error,
-    Warning,
-    Info,
-    Never,
-}
-
-impl FailOn {
-    fn threshold(self) -> Option<Severity> {
-        match self {
-            FailOn::Error => Some(Severity::Error),
-            FailOn::Warning => Some(Severity::Warning),
-            FailOn::Info => Some(Severity::Info),
-            FailOn::Never => None,
-        }
-    }
-}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,12 +46,25 @@ pub enum Command {
         /// The repository (or a directory in it).
         #[arg(default_value = ".")]
         path: PathBuf,
+        #[command(flatten)]
+        config: ConfigArgs,
         /// `text` for a tree, `dot` for Graphviz.
         #[arg(long, value_enum, default_value_t = GraphFormat::Text)]
         format: GraphFormat,
         /// A URL that means this repository (repeatable).
         #[arg(long, value_name = "URL")]
         repo_url: Vec<String>,
+    },
+    /// Print the effective configuration and where each value comes from.
+    Config {
+        /// The repository (or a directory in it) whose configuration to show.
+        #[arg(default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// Print the JSON Schema of the config file instead.
+        #[arg(long)]
+        schema: bool,
     },
     /// Print what the kustomization in DIR builds to, as a JSON array (for checking the
     /// renderer against kustomize).
@@ -91,9 +86,10 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
-    /// Exit with 1 when a finding has at least this severity.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    pub fail_on: FailOn,
+    /// Exit with 1 when a finding has at least this severity [default: warning, or the
+    /// config's `fail-on`].
+    #[arg(long, value_enum)]
+    pub fail_on: Option<FailOn>,
     /// The Argo CD version the repository deploys to (e.g. 3.1); version-dependent rules take
     /// the cautious reading when it is not given.
     #[arg(long, value_name = "X.Y", value_parser = Version::parse)]
@@ -107,9 +103,10 @@ pub struct LintArgs {
     /// Skip files matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
-    /// Skip files larger than this many bytes.
-    #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
-    pub max_file_size: u64,
+    /// Skip files larger than this many bytes [default: 8 MiB, or the config's
+    /// `max-file-size`].
+    #[arg(long, value_name = "BYTES")]
+    pub max_file_size: Option<u64>,
     /// Never use colors (NO_COLOR is honoured too).
     #[arg(long)]
     pub no_color: bool,
@@ -126,6 +123,145 @@ pub struct LintArgs {
     /// `repo-urls` (repeatable).
     #[arg(long, value_name = "URL")]
     pub repo_url: Vec<String>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Ignore `# gitops-lint: ignore[...]` comments and `gitops-lint.io/ignore` annotations:
+    /// show everything.
+    #[arg(long)]
+    pub no_suppressions: bool,
+    /// Report (and fail on) only findings not recorded in this baseline file.
+    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
+    pub baseline: Option<PathBuf>,
+    /// Record the current findings as the baseline in FILE (exit 0).
+    #[arg(long, value_name = "FILE")]
+    pub write_baseline: Option<PathBuf>,
+    /// With --baseline: remove the entries that no longer occur from the baseline file.
+    #[arg(long, requires = "baseline")]
+    pub prune_baseline: bool,
+}
+
+/// Which config file applies.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConfigArgs {
+    /// Use this config file instead of the `.gitops-lint.yaml` found above the linted paths.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    /// Ignore config files.
+    #[arg(long, global = true, conflicts_with = "config")]
+    pub no_config: bool,
+}
+
+/// Why a command could not run: exit 2.
+enum Failure {
+    Message(String),
+    Config(Box<ConfigError>),
+}
+
+impl From<String> for Failure {
+    fn from(s: String) -> Failure {
+        Failure::Message(s)
+    }
+}
+
+impl From<Box<ConfigError>> for Failure {
+    fn from(e: Box<ConfigError>) -> Failure {
+        Failure::Config(e)
+    }
+}
+
+fn print_failure(f: Failure) {
+    match f {
+        // A closed pipe (`gitops-lint | head`) is the reader's choice, not an error to report.
+        Failure::Message(m) if m.contains("Broken pipe") => {}
+        Failure::Message(m) => eprintln!("gitops-lint: {m}"),
+        Failure::Config(e) => {
+            let terminal = std::io::stderr().is_terminal();
+            let theme = if terminal {
+                miette::GraphicalTheme::unicode_nocolor()
+            } else {
+                miette::GraphicalTheme::none()
+            };
+            let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
+            let named = NamedConfig(&e);
+            let mut text = String::new();
+            if handler.render_report(&mut text, &named).is_err() {
+                text = e.to_string();
+            }
+            eprintln!("gitops-lint: invalid configuration\n{}", text.trim_end());
+        }
+    }
+}
+
+/// A config error shown with its file name.
+struct NamedConfig<'a>(&'a ConfigError);
+
+impl std::fmt::Debug for NamedConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::fmt::Display for NamedConfig<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for NamedConfig<'_> {}
+
+impl miette::Diagnostic for NamedConfig<'_> {
+    fn code<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        self.0.code()
+    }
+    fn help<'b>(&'b self) -> Option<Box<dyn std::fmt::Display + 'b>> {
+        miette::Diagnostic::help(self.0)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(self)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = miette::LabeledSpan> + '_>> {
+        self.0.labels()
+    }
+}
+
+impl miette::SourceCode for NamedConfig<'_> {
+    fn read_span<'b>(
+        &'b self,
+        span: &miette::SourceSpan,
+        before: usize,
+        after: usize,
+    ) -> Result<Box<dyn miette::SpanContents<'b> + 'b>, miette::MietteError> {
+        let inner = self.0.text.read_span(span, before, after)?;
+        Ok(Box::new(miette::MietteSpanContents::new_named(
+            self.0.path.display().to_string(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+/// The governing config (from `--config`, or found above the first path) and the
+/// `repo-urls` of every linted repository.
+fn configs(paths: &[PathBuf], args: &ConfigArgs) -> Result<(Config, Vec<String>), Failure> {
+    if args.no_config {
+        return Ok((Config::default(), Vec::new()));
+    }
+    if let Some(file) = &args.config {
+        let c = config::load(file)?;
+        let urls = c.repo_urls.clone();
+        return Ok((c, urls));
+    }
+    let mut governing = None;
+    let mut urls = Vec::new();
+    for p in paths {
+        let c = config::load_for(p)?;
+        urls.extend(c.repo_urls.clone());
+        governing.get_or_insert(c);
+    }
+    Ok((governing.unwrap_or_default(), urls))
 }
 
 pub fn main() -> i32 {
@@ -141,20 +277,26 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Some(Command::Rules) => list_rules(&mut out)
             .map(|_| EXIT_OK)
-            .map_err(|e| e.to_string()),
-        Some(Command::Explain { rule }) => explain(&rule, &mut out),
+            .map_err(|e| Failure::Message(e.to_string())),
+        Some(Command::Explain { rule }) => explain(&rule, &mut out).map_err(Failure::from),
         Some(Command::Graph {
             path,
+            config,
             format,
             repo_url,
-        }) => graph(path, format, repo_url, &mut out),
-        Some(Command::Render { dir }) => render(dir, &mut out),
+        }) => graph(path, &config, format, repo_url, &mut out),
+        Some(Command::Config {
+            path,
+            config,
+            schema,
+        }) => show_config(&path, &config, schema, &mut out),
+        Some(Command::Render { dir }) => render(dir, &mut out).map_err(Failure::from),
         None => lint(&cli.lint, &mut out),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("gitops-lint: {e}");
+            print_failure(e);
             EXIT_ERROR
         }
     }
@@ -198,26 +340,54 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         discover: discover::Options {
             include: Vec::new(),
             exclude: Vec::new(),
-            max_file_size: 8 * 1024 * 1024,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
         },
         version: None,
         limits: ParseLimits::default(),
         repo_urls,
+        config: Config::default(),
+        suppressions: true,
+        baseline: None,
     }
 }
 
+const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
+
 fn graph(
     path: PathBuf,
+    config_args: &ConfigArgs,
     format: GraphFormat,
-    repo_urls: Vec<String>,
+    mut repo_urls: Vec<String>,
     out: &mut dyn Write,
-) -> Result<i32, String> {
-    let outcome = engine::run(&options(vec![path], repo_urls))?;
+) -> Result<i32, Failure> {
+    let (config, urls) = configs(std::slice::from_ref(&path), config_args)?;
+    repo_urls.extend(urls);
+    let mut opts = options(vec![path], repo_urls);
+    opts.config = config;
+    let outcome = engine::run(&opts)?;
     let written = match format {
         GraphFormat::Text => report::tree::text(&outcome, out),
         GraphFormat::Dot => report::tree::dot(&outcome, out),
     };
     written.map_err(|e| e.to_string())?;
+    Ok(EXIT_OK)
+}
+
+fn show_config(
+    path: &std::path::Path,
+    args: &ConfigArgs,
+    schema: bool,
+    out: &mut dyn Write,
+) -> Result<i32, Failure> {
+    let io = |e: std::io::Error| Failure::Message(e.to_string());
+    if schema {
+        let text =
+            serde_json::to_string_pretty(&config::json_schema()).map_err(|e| e.to_string())?;
+        writeln!(out, "{text}").map_err(io)?;
+        return Ok(EXIT_OK);
+    }
+    let (c, _) = configs(&[path.to_path_buf()], args)?;
+    report::config::print(&c, args.no_config, out).map_err(io)?;
     Ok(EXIT_OK)
 }
 
@@ -242,18 +412,60 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
     Ok(EXIT_OK)
 }
 
-fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, String> {
-    let mut opts = options(args.paths.clone(), args.repo_url.clone());
+fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    let (config, urls) = configs(&args.paths, &args.config)?;
+    let mut opts = options(
+        args.paths.clone(),
+        args.repo_url.iter().cloned().chain(urls).collect(),
+    );
     opts.discover.include = args.include.clone();
-    opts.discover.exclude = args.exclude.clone();
-    opts.discover.max_file_size = args.max_file_size;
-    opts.version = args.argocd_version;
+    // Command-line flags win over the file; excludes add up.
+    opts.discover.exclude = config
+        .exclude
+        .iter()
+        .chain(&args.exclude)
+        .cloned()
+        .collect();
+    opts.discover.max_file_size = args
+        .max_file_size
+        .or(config.max_file_size)
+        .unwrap_or(DEFAULT_MAX_FILE_SIZE);
+    opts.version = args.argocd_version.or(config.argocd_version);
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
+    opts.config = config;
+    opts.suppressions = !args.no_suppressions;
+    let baseline = match &args.baseline {
+        Some(file) => Some(Baseline::read(file)?),
+        None => None,
+    };
+    opts.baseline = baseline.clone();
     let mut pool = rayon::ThreadPoolBuilder::new();
     if let Some(n) = args.threads {
         pool = pool.num_threads(n.max(1));
     }
     let pool = pool.build().map_err(|e| e.to_string())?;
     let outcome: Outcome = pool.install(|| engine::run(&opts))?;
+
+    if let Some(file) = &args.write_baseline {
+        let b = Baseline::from_findings(&outcome.findings, &outcome.sources, &outcome.graph);
+        write_file(file, &b.to_yaml())?;
+        eprintln!(
+            "gitops-lint: wrote {} baseline entries to {}",
+            b.len(),
+            file.display()
+        );
+        return Ok(EXIT_OK);
+    }
+    if let (true, Some(file), Some(b)) = (args.prune_baseline, &args.baseline, &baseline) {
+        if !outcome.stale.is_empty() {
+            write_file(file, &b.without(&outcome.stale).to_yaml())?;
+            eprintln!(
+                "gitops-lint: removed {} entries that no longer occur from {}",
+                outcome.stale.len(),
+                file.display()
+            );
+        }
+    }
 
     let terminal = std::io::stdout().is_terminal();
     let color =
@@ -273,11 +485,29 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, String> {
     report::reporter(args.format)
         .report(&outcome, &settings, out)
         .map_err(|e| e.to_string())?;
-    let failing = args
-        .fail_on
+    let failing = fail_on
         .threshold()
         .is_some_and(|t| outcome.findings.iter().any(|f| f.severity >= t));
     Ok(if failing { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// Writes through a temporary file in the same directory, so a reader never sees half a file.
+fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("baseline");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("{}: {e}", path.display())
+        })
 }
 
 fn terminal_width() -> Option<usize> {

@@ -1,6 +1,8 @@
 //! The pipeline, in one direction: discover → parse → recognise → render → rules → sorted
 //! findings. Reporting is left to the caller.
 
+use crate::baseline::Baseline;
+use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
@@ -8,6 +10,7 @@ use crate::model::{self, Object};
 use crate::render::{self, repo, FileDocs, Graph, Note};
 use crate::rules::{Check, Cx, Sink, Version, RULES};
 use crate::source::{self, SourceDb, SourceFile};
+use crate::suppress;
 use crate::yaml::{self, FileId, ParseLimits, ProblemKind, Span};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -20,8 +23,14 @@ pub struct Options {
     pub discover: discover::Options,
     pub version: Option<Version>,
     pub limits: ParseLimits,
-    /// URLs that mean "the linted repository", besides its git remotes and config.
+    /// URLs that mean "the linted repository", besides its git remotes.
     pub repo_urls: Vec<String>,
+    /// The repository's settings (rules, severities, per-path overrides).
+    pub config: Config,
+    /// Honour `# gitops-lint: ignore[...]` comments and `gitops-lint.io/ignore` annotations.
+    pub suppressions: bool,
+    /// Accepted findings: only others are reported.
+    pub baseline: Option<Baseline>,
 }
 
 #[derive(Debug, Default)]
@@ -31,6 +40,9 @@ pub struct Summary {
     pub skipped: Vec<(PathBuf, SkipReason)>,
     /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
     pub not_rendered: Vec<Note>,
+    /// Findings hidden by suppressions, and by the baseline.
+    pub suppressed: usize,
+    pub baselined: usize,
     pub elapsed: Duration,
 }
 
@@ -47,6 +59,8 @@ pub struct Outcome {
     /// Byte ranges whose text no output may show (Secret values).
     pub redactions: Vec<Span>,
     pub graph: Graph,
+    /// Baseline entries that no longer occur.
+    pub stale: Baseline,
 }
 
 impl Outcome {
@@ -140,6 +154,11 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
+    let directives = parsed
+        .comments
+        .into_iter()
+        .filter(crate::suppress::is_directive)
+        .collect();
     let (objects, loose) = model::recognise(id, &path, parsed.documents);
     let redactions = objects
         .iter()
@@ -147,7 +166,11 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
         .collect();
     FileResult {
         source: SourceFile::new(path, text),
-        docs: FileDocs { objects, loose },
+        docs: FileDocs {
+            objects,
+            loose,
+            directives,
+        },
         problems,
         redactions,
         skip: None,
@@ -157,13 +180,14 @@ fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
 fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
     let obj = &graph.units[unit].obj;
     let mut out = Vec::new();
-    for rule in RULES {
+    for rule in RULES.iter().filter(|r| cx_enabled(cx, r.id)) {
         let Check::Object(check) = rule.check else {
             continue;
         };
         let mut sink = Sink::new(rule);
         check(cx, obj, &mut sink);
         for mut f in sink.findings {
+            f.unit = Some(unit);
             f.object = Some(ObjectRef::of(obj));
             f.pointer = obj.root.pointer_to(f.primary.span);
             f.applications = graph.app_names(unit);
@@ -173,9 +197,13 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
     out
 }
 
+fn cx_enabled(cx: &Cx, rule: &str) -> bool {
+    cx.config.is_none_or(|c| c.enabled(rule))
+}
+
 fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
     let mut out = Vec::new();
-    for rule in RULES {
+    for rule in RULES.iter().filter(|r| cx_enabled(cx, r.id)) {
         if let Check::Graph(check) = rule.check {
             let mut sink = Sink::new(rule);
             check(cx, graph, &mut sink);
@@ -183,6 +211,30 @@ fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// The config's verdict on a finding: dropped, or kept with its severity.
+fn configure(mut f: Finding, config: &Config, sources: &SourceDb) -> Option<Finding> {
+    if !config.enabled(f.rule) {
+        return None;
+    }
+    if let Some(level) = config.severity.get(f.rule) {
+        f.severity = (*level)?;
+    }
+    if !config.per_path.is_empty() {
+        let path = render::normalize(&sources.get(f.primary.span.file).path);
+        let dir = config.dir().map(render::normalize).unwrap_or_default();
+        let rel = path.strip_prefix(&dir).unwrap_or(&path);
+        for p in config.per_path.iter().filter(|p| p.matches(rel)) {
+            if p.ignore.contains(f.rule) {
+                return None;
+            }
+            if let Some(level) = p.severity.get(f.rule) {
+                f.severity = (*level)?;
+            }
+        }
+    }
+    Some(f)
 }
 
 /// Sorts findings and folds together the copies that rendered objects sharing one source line
@@ -251,7 +303,6 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     roots.dedup();
     let mut urls: Vec<String> = opts.repo_urls.clone();
     for root in &roots {
-        urls.extend(crate::config::load(root)?.repo_urls);
         urls.extend(repo::git_remotes(root));
     }
     let mut urls: Vec<String> = urls.iter().map(|u| repo::normalize_url(u)).collect();
@@ -293,6 +344,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         repo: &repo_cx,
         sources: &sources,
         graph: &graph,
+        config: Some(&opts.config),
     };
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
@@ -303,7 +355,31 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         .collect();
     findings.extend(rule_findings.into_iter().flatten());
     findings.extend(run_graph_rules(&cx, &graph));
-    let findings = settle(findings);
+    // The configuration decides first, so that a suppression of a rule it turned off is not
+    // mistaken for a stale one.
+    let mut findings: Vec<Finding> = findings
+        .into_iter()
+        .filter_map(|f| configure(f, &opts.config, &sources))
+        .collect();
+    if opts.suppressions {
+        let enabled = |rule: &str| opts.config.enabled(rule);
+        let s = suppress::apply(findings, &sources, &docs, &graph, &enabled);
+        summary.suppressed = s.suppressed;
+        findings = s.kept;
+        findings.extend(
+            s.own
+                .into_iter()
+                .filter_map(|f| configure(f, &opts.config, &sources)),
+        );
+    }
+    let mut findings = settle(findings);
+    let mut stale = Baseline::default();
+    if let Some(baseline) = &opts.baseline {
+        let (kept, accepted, left) = baseline.filter(findings, &sources, &graph);
+        findings = kept;
+        summary.baselined = accepted;
+        stale = left;
+    }
     summary.not_rendered = graph.notes.clone();
     summary.elapsed = started.elapsed();
     Ok(Outcome {
@@ -312,5 +388,6 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         summary,
         redactions,
         graph,
+        stale,
     })
 }

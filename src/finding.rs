@@ -71,6 +71,8 @@ pub struct Finding {
     /// How many rendered objects share this finding (one overlay patch used by 40 apps is
     /// one finding with 40 occurrences).
     pub occurrences: usize,
+    /// The graph unit the finding is about, for annotations and baselines.
+    pub unit: Option<usize>,
 }
 
 impl Finding {
@@ -94,6 +96,7 @@ impl Finding {
             pointer: None,
             applications: Vec::new(),
             occurrences: 1,
+            unit: None,
         }
     }
 
@@ -114,6 +117,12 @@ impl Finding {
             span,
             message: text.into(),
         });
+        self
+    }
+
+    /// The object (graph unit) the finding is about.
+    pub fn on(&mut self, unit: usize) -> &mut Self {
+        self.unit = Some(unit);
         self
     }
 

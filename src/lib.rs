@@ -4,6 +4,7 @@
 //! [`model`] (recognise objects) → [`render`] (kustomize, sources, ApplicationSets, the object
 //! graph) → [`rules`] → [`report`].
 
+pub mod baseline;
 pub mod cli;
 pub mod config;
 pub mod context;
@@ -17,4 +18,5 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod source;
+pub mod suppress;
 pub mod yaml;

@@ -25,6 +25,8 @@ use std::path::{Component, Path, PathBuf};
 pub struct FileDocs {
     pub objects: Vec<Object>,
     pub loose: Vec<Document>,
+    /// `# gitops-lint:` comments, for the suppression stage.
+    pub directives: Vec<crate::yaml::Comment>,
 }
 
 /// Something the render stage could not do, for a rule to report.

@@ -193,10 +193,16 @@ impl Reporter for Human {
         } else {
             format!(", {} skipped", plural(s.skipped.len(), "file", "files"))
         };
-        let unrendered = match s.not_rendered.len() {
+        let mut unrendered = match s.not_rendered.len() {
             0 => String::new(),
             n => format!(", {n} not rendered"),
         };
+        if s.suppressed > 0 {
+            unrendered.push_str(&format!(", {} suppressed", s.suppressed));
+        }
+        if s.baselined > 0 {
+            unrendered.push_str(&format!(", {} in the baseline", s.baselined));
+        }
         writeln!(
             out,
             "Checked {}, {} in {} ms{skipped}{unrendered}: {}, {}, {}.",
@@ -206,6 +212,14 @@ impl Reporter for Human {
             plural(outcome.count(Severity::Error), "error", "errors"),
             plural(outcome.count(Severity::Warning), "warning", "warnings"),
             outcome.count(Severity::Info).to_string() + " info",
-        )
+        )?;
+        if !outcome.stale.is_empty() {
+            writeln!(
+                out,
+                "{} no longer occur: --prune-baseline removes them.",
+                plural(outcome.stale.len(), "baseline entry", "baseline entries")
+            )?;
+        }
+        Ok(())
     }
 }

@@ -46,6 +46,8 @@ struct JsonFinding<'a> {
     applications: &'a [String],
     /// Rendered objects that share this finding.
     occurrences: usize,
+    /// Stable identity of the finding (rule, file, object, pointer), as baselines use it.
+    fingerprint: String,
 }
 
 #[derive(Serialize)]
@@ -64,6 +66,11 @@ struct Summary {
     /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
     not_rendered: Vec<NotRendered>,
     applications: usize,
+    /// Findings hidden by suppression comments or annotations.
+    suppressed: usize,
+    /// Findings accepted by the baseline, and baseline entries that no longer occur.
+    baselined: usize,
+    baseline_stale: usize,
 }
 
 #[derive(Serialize)]
@@ -127,6 +134,8 @@ impl Reporter for Json {
                 application: f.applications.first().map(String::as_str),
                 applications: &f.applications,
                 occurrences: f.occurrences,
+                fingerprint: crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph)
+                    .digest(),
                 labels: f
                     .secondary
                     .iter()
@@ -171,6 +180,9 @@ impl Reporter for Json {
                     })
                     .collect(),
                 applications: outcome.graph.apps.len(),
+                suppressed: s.suppressed,
+                baselined: s.baselined,
+                baseline_stale: outcome.stale.len(),
             },
         };
         serde_json::to_writer_pretty(&mut *out, &report)?;

@@ -1,5 +1,6 @@
 //! Output formats. Each is a pure function of the outcome: adding one touches one file.
 
+pub mod config;
 pub mod human;
 pub mod json;
 pub mod tree;

@@ -115,6 +115,8 @@ pub struct Cx<'a> {
     pub repo: &'a RepoContext,
     pub sources: &'a SourceDb,
     pub graph: &'a Graph,
+    /// The repository's settings, when rules run under one (they decide which rules run).
+    pub config: Option<&'a crate::config::Config>,
 }
 
 impl Cx<'_> {
@@ -202,6 +204,8 @@ registry! {
     schema::duplicate_key,
     schema::application_source_missing,
     schema::kustomize_error,
+    schema::suppression_without_reason,
+    schema::unused_suppression,
     access::default_project,
     access::project_too_open,
     access::rbac_override_broad,

@@ -48,13 +48,14 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                         app_name(g, a)
                     ),
                 );
-                f.label("cascade delete on prune")
+                f.on(u)
+                    .label("cascade delete on prune")
                     .help("drop the finalizer (deleting the child then orphans its workloads), or protect the child with the `argocd.argoproj.io/sync-options: Prune=confirm` annotation");
                 f.applications = vec![app_name(g, a)];
             }
         }
     }
-    for unit in &g.units {
+    for (set, unit) in g.units.iter().enumerate() {
         if !unit.lint || !unit.obj.is_argocd("ApplicationSet") {
             continue;
         }
@@ -80,6 +81,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 unit.obj.display()
             ),
         )
+        .on(set)
         .label("preserveResourcesOnDeletion is not true")
         .help("set `spec.syncPolicy.preserveResourcesOnDeletion: true`");
     }

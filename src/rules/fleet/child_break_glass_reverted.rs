@@ -48,7 +48,8 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 g.units[first].obj.display()
             ),
         );
-        f.label("the parent re-applies every child's syncPolicy")
+        f.on(g.apps[a].unit)
+            .label("the parent re-applies every child's syncPolicy")
             .help("on the parent, ignore `/spec/syncPolicy/automated` for `group: argoproj.io, kind: Application` and add `RespectIgnoreDifferences=true` to its syncOptions (the Argo CD cluster-bootstrapping recipe)");
         f.applications = vec![app_name(g, a)];
     }
@@ -90,6 +91,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 unit.obj.display()
             ),
         )
+        .on(u)
         .label("the ApplicationSet owns every generated syncPolicy")
         .help("add `ignoreApplicationDifferences: [{jsonPointers: [/spec/syncPolicy]}]` to the ApplicationSet spec");
     }

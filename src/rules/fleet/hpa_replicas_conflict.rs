@@ -143,6 +143,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                     ),
                 );
                 f.severity(severity)
+                    .on(w)
                     .label("replicas set in Git")
                     .also(name_node.span, "autoscaler target")
                     .help(format!("remove spec.replicas from the {kind}, or ignore `/spec/replicas` for group `{group}`, kind `{kind}` in the Application together with `RespectIgnoreDifferences=true`"));

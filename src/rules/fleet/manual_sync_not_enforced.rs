@@ -49,7 +49,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                     app_name(g, a)
                 ),
             );
-            f.label("auto-sync off by omission").help(help);
+            f.on(u).label("auto-sync off by omission").help(help);
             f.applications = vec![app_name(g, a)];
         }
     }

@@ -38,7 +38,8 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 app_name(g, a)
             ),
         );
-        f.label("auto-sync is off for this parent")
+        f.on(g.apps[a].unit)
+            .label("auto-sync is off for this parent")
             .help("turn on `automated` (with `prune: true`) on the parent; pause a single child with a sync window or `automated.enabled: false` on the child instead");
         f.applications = vec![app_name(g, a)];
     }

@@ -4,7 +4,9 @@ pub mod application_source_missing;
 pub mod duplicate_key;
 pub mod invalid_yaml;
 pub mod kustomize_error;
+pub mod suppression_without_reason;
 pub mod unknown_field;
+pub mod unused_suppression;
 
 use crate::model::Object;
 use crate::schema::{self, Schemas, Ty};

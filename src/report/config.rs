@@ -1,0 +1,75 @@
+//! `gitops-lint config`: the effective configuration, and where each value comes from.
+
+use crate::config::Config;
+use crate::finding::Severity;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{self, Write};
+
+fn origin(c: &Config, key: &str) -> String {
+    match (c.origins.get(key), &c.path) {
+        (Some(line), Some(path)) => format!("# {}:{line}", path.display()),
+        _ => "# default".to_string(),
+    }
+}
+
+fn list(items: impl IntoIterator<Item = String>) -> String {
+    let items: Vec<String> = items.into_iter().collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn severities(map: &BTreeMap<&'static str, Option<Severity>>) -> String {
+    let parts: Vec<String> = map
+        .iter()
+        .map(|(k, v)| format!("{k}: {}", v.map_or("off", Severity::as_str)))
+        .collect();
+    format!("{{{}}}", parts.join(", "))
+}
+
+fn ids(set: &BTreeSet<&'static str>) -> String {
+    list(set.iter().map(|s| s.to_string()))
+}
+
+pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> {
+    let file = match (&c.path, disabled) {
+        (_, true) => "none (--no-config)".to_string(),
+        (Some(p), _) => p.display().to_string(),
+        (None, _) => "none found (defaults apply)".to_string(),
+    };
+    writeln!(out, "# the configuration gitops-lint uses here")?;
+    writeln!(out, "config-file: {file}")?;
+    let rows: Vec<(&str, String)> = vec![
+        (
+            "argocd-version",
+            c.argocd_version.map_or(
+                "unset (the oldest supported release, 3.3, is assumed)".into(),
+                |v| v.to_string(),
+            ),
+        ),
+        ("repo-urls", list(c.repo_urls.iter().cloned())),
+        (
+            "fail-on",
+            c.fail_on
+                .map_or("warning".into(), |f| f.as_str().to_string()),
+        ),
+        ("exclude", list(c.exclude.iter().cloned())),
+        (
+            "max-file-size",
+            c.max_file_size.unwrap_or(8 * 1024 * 1024).to_string(),
+        ),
+    ];
+    for (key, value) in rows {
+        writeln!(out, "{:<44} {}", format!("{key}: {value}"), origin(c, key))?;
+    }
+    writeln!(out, "{:<44} {}", "rules:", origin(c, "rules"))?;
+    let select = c.select.as_ref().map_or("all".to_string(), ids);
+    writeln!(out, "  select: {select}")?;
+    writeln!(out, "  ignore: {}", ids(&c.ignore))?;
+    writeln!(out, "  severity: {}", severities(&c.severity))?;
+    writeln!(out, "{:<44} {}", "per-path:", origin(c, "per-path"))?;
+    for p in &c.per_path {
+        writeln!(out, "  - paths: {}", list(p.globs.iter().cloned()))?;
+        writeln!(out, "    ignore: {}", ids(&p.ignore))?;
+        writeln!(out, "    severity: {}", severities(&p.severity))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,9 @@
+use crate::rules::rule;
+
+rule! {
+    id: "suppression-without-reason",
+    category: Schema,
+    severity: Info,
+    summary: "A gitops-lint suppression that does not say why",
+    check: Check::Parse,
+}

@@ -1,0 +1,9 @@
+use crate::rules::rule;
+
+rule! {
+    id: "unused-suppression",
+    category: Schema,
+    severity: Warning,
+    summary: "A gitops-lint suppression that suppresses nothing (stale, misspelt or misplaced)",
+    check: Check::Parse,
+}

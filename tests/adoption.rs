@@ -1,0 +1,384 @@
+//! Living with gitops-lint in a real repository: the config file, suppressions in the
+//! manifests, and baselines — each checked through the binary, including the awkward cases.
+
+mod common;
+
+use common::{json, root, run, run_in};
+use std::path::Path;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn lint(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["--format", "json", "--fail-on", "never"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    let out = run_in(dir, &args, LIMIT);
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    (out.code, json(&out))
+}
+
+/// `(rule, file, line)` of every finding.
+fn found(report: &serde_json::Value) -> Vec<(String, String, u64)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+                f["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn has(report: &serde_json::Value, rule: &str, file: &str) -> bool {
+    found(report).iter().any(|(r, f, _)| r == rule && f == file)
+}
+
+/// An Application in the `default` project: `default-project` fires on it.
+const DEFAULT_PROJECT_APP: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: NAME, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}
+  destination: {server: 'https://kubernetes.default.svc', namespace: a}
+";
+
+fn app(name: &str) -> String {
+    DEFAULT_PROJECT_APP.replace("NAME", name)
+}
+
+#[test]
+fn a_config_typo_is_a_usage_error_that_points_into_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "app.yaml", &app("a"));
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "rules:\n  ignore: [default-projct]\n",
+    );
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("unknown rule or category `default-projct`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("did you mean `default-project`?"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(".gitops-lint.yaml:2:12"),
+        "{}",
+        out.stderr
+    );
+
+    write(dir.path(), ".gitops-lint.yaml", "fail_on: error\n");
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("did you mean `fail-on`?"),
+        "{}",
+        out.stderr
+    );
+
+    write(dir.path(), ".gitops-lint.yaml", "exclude: ['docs/[a']\n");
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("is not a valid glob"), "{}", out.stderr);
+
+    // --no-config ignores the broken file.
+    let out = run_in(
+        dir.path(),
+        &["--no-config", "--fail-on", "never", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn config_selects_rules_sets_severity_and_fail_on_but_flags_win() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "apps/a.yaml", &app("a"));
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "fail-on: error\nrules:\n  severity:\n    default-project: error\n",
+    );
+    let (_, report) = lint(dir.path(), &[]);
+    let f = &report["findings"][0];
+    assert_eq!(f["rule"], "default-project");
+    assert_eq!(f["severity"], "error");
+    // The file's fail-on applies; the flag overrides it.
+    assert_eq!(run_in(dir.path(), &["."], LIMIT).code, 1);
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "fail-on: never\nrules:\n  ignore: [access]\n",
+    );
+    assert_eq!(run_in(dir.path(), &["."], LIMIT).code, 0);
+    let (_, report) = lint(dir.path(), &[]);
+    assert!(!has(&report, "default-project", "apps/a.yaml"));
+    let out = run_in(
+        dir.path(),
+        &["--no-config", "--fail-on", "warning", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 1);
+}
+
+#[test]
+fn a_per_path_override_disables_a_rule_in_docs_only() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "apps/a.yaml", &app("a"));
+    write(dir.path(), "docs/examples/b.yaml", &app("b"));
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "per-path:\n  - paths: ['docs/**']\n    ignore: [default-project]\n",
+    );
+    let (_, report) = lint(dir.path(), &[]);
+    assert!(has(&report, "default-project", "apps/a.yaml"));
+    assert!(!has(&report, "default-project", "docs/examples/b.yaml"));
+}
+
+#[test]
+fn config_command_says_where_each_value_comes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "# team settings\nargocd-version: '3.2'\nrules:\n  ignore: [default-project]\n",
+    );
+    let out = run_in(dir.path(), &["config", "."], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("config-command", out.stdout);
+}
+
+#[test]
+fn the_shipped_json_schema_matches_the_code() {
+    let out = run(&["config", "--schema"]);
+    assert_eq!(out.code, 0);
+    let path = root().join("schema/gitops-lint.schema.json");
+    if std::env::var_os("UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &out.stdout).unwrap();
+    }
+    let shipped = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        shipped, out.stdout,
+        "schema/gitops-lint.schema.json is stale: run UPDATE_SCHEMA=1 cargo test --test adoption"
+    );
+    // Every rule id is offered to editors.
+    for line in run(&["rules"]).stdout.lines() {
+        let id = line.split_whitespace().next().unwrap();
+        assert!(
+            shipped.contains(&format!("\"{id}\"")),
+            "{id} missing from the schema"
+        );
+    }
+}
+
+#[test]
+fn comment_directives_suppress_the_node_they_sit_on() {
+    let dir = tempfile::tempdir().unwrap();
+    // At the end of the line, inside a flow mapping.
+    write(
+        dir.path(),
+        "flow.yaml",
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: flow, namespace: argocd}
+spec: {project: default, # gitops-lint: ignore[default-project] sandbox app, reviewed
+  source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD},
+  destination: {server: 'https://kubernetes.default.svc', namespace: a}}
+",
+    );
+    // On the line above, without a reason.
+    write(
+        dir.path(),
+        "above.yaml",
+        &app("above").replace(
+            "  project: default",
+            "  # gitops-lint: ignore[default-project]\n  project: default",
+        ),
+    );
+    // A directive for a rule that does not fire there.
+    write(
+        dir.path(),
+        "stale.yaml",
+        &app("stale").replace(
+            "  project: default",
+            "  project: default # gitops-lint: ignore[secret-in-git] old exception",
+        ),
+    );
+    let (_, report) = lint(dir.path(), &[]);
+    let f = found(&report);
+    assert!(!has(&report, "default-project", "flow.yaml"), "{f:?}");
+    assert!(!has(&report, "default-project", "above.yaml"), "{f:?}");
+    assert!(
+        has(&report, "suppression-without-reason", "above.yaml"),
+        "{f:?}"
+    );
+    assert!(has(&report, "default-project", "stale.yaml"), "{f:?}");
+    assert!(has(&report, "unused-suppression", "stale.yaml"), "{f:?}");
+    assert_eq!(report["summary"]["suppressed"], 2);
+    // --no-suppressions shows everything and says nothing about the directives.
+    let (_, all) = lint(dir.path(), &["--no-suppressions"]);
+    assert!(has(&all, "default-project", "flow.yaml"));
+    assert!(!has(&all, "unused-suppression", "stale.yaml"));
+}
+
+/// A base Secret and Application shared by an overlay whose patch carries the exception.
+fn kustomize_repo(dir: &Path, patch_directive: &str, annotation: &str) {
+    write(
+        dir,
+        ".gitops-lint.yaml",
+        "repo-urls: ['https://example.com/r.git']\n",
+    );
+    write(
+        dir,
+        "base/kustomization.yaml",
+        "resources:\n  - app.yaml\n  - secret.yaml\n",
+    );
+    write(dir, "base/app.yaml", &app("svc"));
+    write(
+        dir,
+        "base/secret.yaml",
+        &format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n{annotation}data:\n  password: c2VjcmV0\n"
+        ),
+    );
+    write(
+        dir,
+        "overlay/kustomization.yaml",
+        "resources:\n  - ../base\npatches:\n  - path: project.yaml\n",
+    );
+    write(
+        dir,
+        "overlay/project.yaml",
+        &format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: svc\nspec:\n  project: default{patch_directive}\n"
+        ),
+    );
+}
+
+#[test]
+fn a_directive_on_a_kustomize_patch_covers_the_rendered_object() {
+    let dir = tempfile::tempdir().unwrap();
+    kustomize_repo(
+        dir.path(),
+        " # gitops-lint: ignore[default-project] migration in progress",
+        "",
+    );
+    let (_, report) = lint(dir.path(), &[]);
+    let f = found(&report);
+    assert!(!f.iter().any(|(r, _, _)| r == "default-project"), "{f:?}");
+    assert!(
+        !f.iter().any(|(r, _, _)| r == "unused-suppression"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn an_annotation_in_a_base_survives_rendering() {
+    let dir = tempfile::tempdir().unwrap();
+    let annotation = "  annotations:\n    gitops-lint.io/ignore: secret-in-git\n    gitops-lint.io/ignore-reason: dummy value for the test cluster\n";
+    kustomize_repo(dir.path(), "", annotation);
+    let (_, report) = lint(dir.path(), &[]);
+    let f = found(&report);
+    assert!(!f.iter().any(|(r, _, _)| r == "secret-in-git"), "{f:?}");
+    assert!(
+        !f.iter().any(|(r, _, _)| r.contains("suppression")),
+        "{f:?}"
+    );
+    // Without its reason, the annotation is reported.
+    let dir = tempfile::tempdir().unwrap();
+    kustomize_repo(
+        dir.path(),
+        "",
+        "  annotations:\n    gitops-lint.io/ignore: secret-in-git\n",
+    );
+    let (_, report) = lint(dir.path(), &[]);
+    assert!(has(
+        &report,
+        "suppression-without-reason",
+        "base/secret.yaml"
+    ));
+}
+
+#[test]
+fn baseline_entries_survive_lines_inserted_above_them() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "apps/a.yaml", &app("a"));
+    write(dir.path(), "apps/b.yaml", &app("b"));
+    let out = run_in(
+        dir.path(),
+        &["--write-baseline", "baseline.yaml", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(dir.path().join("baseline.yaml")).unwrap();
+    assert!(text.contains("pointer: \"/spec/project\""), "{text}");
+    assert!(
+        !text.contains("    line:"),
+        "baselines carry no line numbers: {text}"
+    );
+
+    // Unrelated edits: comments and labels above the finding move it down.
+    let moved = app("a").replace(
+        "metadata: {name: a, namespace: argocd}",
+        "# owned by team a\n# reviewed 2026-11\nmetadata:\n  name: a\n  namespace: argocd\n  labels: {team: a}",
+    );
+    write(dir.path(), "apps/a.yaml", &moved);
+    let out = run_in(dir.path(), &["--baseline", "baseline.yaml", "."], LIMIT);
+    assert_eq!(out.code, 0, "accepted findings do not fail: {}", out.stdout);
+    assert!(out.stdout.contains("2 in the baseline"), "{}", out.stdout);
+
+    // A new finding still fails; a fixed one is reported as stale, and pruned on request.
+    write(dir.path(), "apps/c.yaml", &app("c"));
+    write(
+        dir.path(),
+        "apps/b.yaml",
+        &app("b").replace("project: default", "project: team-b"),
+    );
+    let out = run_in(dir.path(), &["--baseline", "baseline.yaml", "."], LIMIT);
+    assert_eq!(out.code, 1);
+    assert!(out.stdout.contains("apps/c.yaml"), "{}", out.stdout);
+    assert!(!out.stdout.contains("apps/a.yaml"), "{}", out.stdout);
+    assert!(
+        out.stdout.contains("1 baseline entry no longer occur"),
+        "{}",
+        out.stdout
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "--baseline",
+            "baseline.yaml",
+            "--prune-baseline",
+            "--fail-on",
+            "never",
+            ".",
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0);
+    let pruned = std::fs::read_to_string(dir.path().join("baseline.yaml")).unwrap();
+    assert!(
+        !pruned.contains("apps/b.yaml") && pruned.contains("apps/a.yaml"),
+        "{pruned}"
+    );
+}
