@@ -86,6 +86,10 @@ pub struct LintArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
+    /// Write the report in `--format` to FILE; the human report still goes to the terminal
+    /// (one run can feed both a SARIF upload and the log).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
     /// Exit with 1 when a finding has at least this severity [default: warning, or the
     /// config's `fail-on`].
     #[arg(long, value_enum)]
@@ -135,6 +139,11 @@ pub struct LintArgs {
     /// Record the current findings as the baseline in FILE (exit 0).
     #[arg(long, value_name = "FILE")]
     pub write_baseline: Option<PathBuf>,
+    /// Treat PATHS as the changed files: lint the repositories they belong to, so their
+    /// kustomizations and parent Applications are understood, but report only findings caused
+    /// by them (what the pre-commit hook does).
+    #[arg(long)]
+    pub context: bool,
     /// With --baseline: remove the entries that no longer occur from the baseline file.
     #[arg(long, requires = "baseline")]
     pub prune_baseline: bool,
@@ -348,6 +357,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         config: Config::default(),
         suppressions: true,
         baseline: None,
+        report_only: None,
     }
 }
 
@@ -434,6 +444,40 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
+    if args.context {
+        let mut roots: Vec<PathBuf> = args
+            .paths
+            .iter()
+            .map(|p| {
+                // Written plainly, so reported paths read `repo/x.yaml`, not `repo/a/../x.yaml`.
+                let root = crate::render::normalize(&crate::render::repo::find_root(p));
+                if root.as_os_str().is_empty() {
+                    PathBuf::from(".")
+                } else {
+                    root
+                }
+            })
+            .collect();
+        roots.sort();
+        roots.dedup();
+        // The changed paths, written below their root the way discovery will write them.
+        let changed = args
+            .paths
+            .iter()
+            .map(|p| {
+                let abs = p.canonicalize().ok();
+                roots
+                    .iter()
+                    .find_map(|r| {
+                        let rest = abs.as_ref()?.strip_prefix(r.canonicalize().ok()?).ok()?;
+                        Some(crate::render::normalize(&r.join(rest)))
+                    })
+                    .unwrap_or_else(|| p.clone())
+            })
+            .collect();
+        opts.report_only = Some(changed);
+        opts.paths = roots;
+    }
     let baseline = match &args.baseline {
         Some(file) => Some(Baseline::read(file)?),
         None => None,
@@ -482,9 +526,21 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         verbose: args.verbose,
         statistics: args.statistics,
     };
-    report::reporter(args.format)
-        .report(&outcome, &settings, out)
-        .map_err(|e| e.to_string())?;
+    match &args.output {
+        Some(file) => {
+            let mut buf = Vec::new();
+            report::reporter(args.format)
+                .report(&outcome, &settings, &mut buf)
+                .map_err(|e| e.to_string())?;
+            write_file(file, &String::from_utf8_lossy(&buf))?;
+            report::reporter(Format::Human)
+                .report(&outcome, &settings, out)
+                .map_err(|e| e.to_string())?;
+        }
+        None => report::reporter(args.format)
+            .report(&outcome, &settings, out)
+            .map_err(|e| e.to_string())?,
+    }
     let failing = fail_on
         .threshold()
         .is_some_and(|t| outcome.findings.iter().any(|f| f.severity >= t));

@@ -13,10 +13,15 @@ pub struct Options {
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SkipReason {
-    TooLarge { size: u64, limit: u64 },
+    TooLarge {
+        size: u64,
+        limit: u64,
+    },
     HelmTemplate,
     Unreadable(String),
     NotAFile,
+    /// Not needed to understand the changed files of a `--context` run.
+    OutOfScope,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -31,6 +36,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::HelmTemplate => write!(f, "Helm chart template (not rendered)"),
             SkipReason::Unreadable(e) => write!(f, "cannot be read: {e}"),
             SkipReason::NotAFile => write!(f, "not a regular file"),
+            SkipReason::OutOfScope => write!(f, "not needed for the changed files"),
         }
     }
 }
@@ -43,6 +49,7 @@ impl SkipReason {
             SkipReason::HelmTemplate => "helm-template",
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::NotAFile => "not-a-file",
+            SkipReason::OutOfScope => "out-of-scope",
         }
     }
 }

@@ -31,6 +31,9 @@ pub struct Options {
     pub suppressions: bool,
     /// Accepted findings: only others are reported.
     pub baseline: Option<Baseline>,
+    /// Report only findings caused by these files (or files under these directories):
+    /// the rest of `paths` is read for context (pre-commit on changed files).
+    pub report_only: Option<Vec<PathBuf>>,
 }
 
 #[derive(Debug, Default)]
@@ -268,11 +271,27 @@ pub struct Loaded {
 /// Discovers, reads and parses every file, and finds the repository they belong to.
 pub fn load(opts: &Options) -> Result<Loaded, String> {
     let found = discover::discover(&opts.paths, &opts.discover)?;
+    let wanted = opts
+        .report_only
+        .as_ref()
+        .map(|changed| crate::scope::wanted(&found.files, changed, opts.limits));
     let results: Vec<FileResult> = found
         .files
         .into_par_iter()
         .enumerate()
-        .map(|(i, path)| process_file(i as FileId, path, opts.limits))
+        .map(|(i, path)| {
+            if wanted.as_ref().is_some_and(|w| !w[i]) {
+                // Outside what the changed files need: kept as a name only.
+                return FileResult {
+                    source: SourceFile::new(path, String::new()),
+                    docs: FileDocs::default(),
+                    problems: Vec::new(),
+                    redactions: Vec::new(),
+                    skip: Some(SkipReason::OutOfScope),
+                };
+            }
+            process_file(i as FileId, path, opts.limits)
+        })
         .collect();
 
     let mut summary = Summary {
@@ -285,6 +304,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let mut redactions = Vec::new();
     for r in results {
         match r.skip {
+            Some(SkipReason::OutOfScope) => {}
             Some(reason) => summary.skipped.push((r.source.path.clone(), reason)),
             None => summary.files_scanned += 1,
         }
@@ -373,11 +393,34 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         );
     }
     let mut findings = settle(findings);
+    if let Some(only) = &opts.report_only {
+        let only: Vec<PathBuf> = only.iter().map(|p| render::normalize(p)).collect();
+        let chosen = |file: crate::yaml::FileId| {
+            let path = render::normalize(&sources.get(file).path);
+            only.iter().any(|o| path.starts_with(o))
+        };
+        findings.retain(|f| {
+            chosen(f.primary.span.file)
+                || f.secondary.iter().any(|l| chosen(l.span.file))
+                || f.unit.is_some_and(|u| chosen(graph.units[u].obj.file))
+        });
+    }
     let mut stale = Baseline::default();
     if let Some(baseline) = &opts.baseline {
-        let (kept, accepted, left) = baseline.filter(findings, &sources, &graph);
+        let (kept, accepted, mut left) = baseline.filter(findings, &sources, &graph);
         findings = kept;
         summary.baselined = accepted;
+        // Entries about files outside the reported ones are not known to be fixed.
+        if let Some(only) = &opts.report_only {
+            let only: Vec<String> = only
+                .iter()
+                .map(|p| graph.repo.relative(&render::normalize(p)))
+                .collect();
+            left.entries.retain(|fp, _| {
+                only.iter()
+                    .any(|o| o == "." || fp.file.starts_with(o.as_str()))
+            });
+        }
         stale = left;
     }
     summary.not_rendered = graph.notes.clone();

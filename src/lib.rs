@@ -17,6 +17,7 @@ pub mod render;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod scope;
 pub mod source;
 pub mod suppress;
 pub mod yaml;

@@ -215,3 +215,61 @@ fn each_linted_path_resolves_against_its_own_repository() {
     assert!(!rules.contains(&"kustomize-error"), "{rules:?}");
     assert!(!rules.contains(&"application-source-missing"), "{rules:?}");
 }
+
+#[test]
+fn context_mode_understands_a_changed_file_in_its_repository() {
+    // The overlay alone cannot show the conflict: its HPA and Application live elsewhere.
+    let file = "fixtures/fleet-repo/services/worker/overlays/prod/kustomization.yaml";
+    let alone = json(&run(&["--format", "json", "--fail-on", "never", file]));
+    assert!(
+        alone["findings"].as_array().unwrap().is_empty(),
+        "{alone:#}"
+    );
+    let out = run(&["--context", "--format", "json", "--fail-on", "never", file]);
+    let report = json(&out);
+    let findings = report["findings"].as_array().unwrap();
+    assert!(
+        findings
+            .iter()
+            .any(|f| f["rule"] == "hpa-replicas-conflict" && f["file"] == file),
+        "{report:#}"
+    );
+    // Only findings caused by the changed file are reported.
+    for f in findings {
+        assert_eq!(f["file"], file, "{f:#}");
+    }
+    // Files the change cannot touch are not even parsed.
+    let scanned = report["summary"]["files_scanned"].as_u64().unwrap();
+    let full = json(&run(&[
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "fixtures/fleet-repo",
+    ]));
+    assert!(scanned < full["summary"]["files_scanned"].as_u64().unwrap());
+}
+
+#[test]
+fn ci_formats_are_stable() {
+    for format in ["concise", "github", "junit"] {
+        let out = run(&["--format", format, "--fail-on", "never", EXAMPLE]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        insta::assert_snapshot!(format!("example-{format}"), out.stdout);
+    }
+    // One run, two reports: the file gets the machine format, the terminal the human one.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("report.xml");
+    let out = run(&[
+        "--format",
+        "junit",
+        "--output",
+        file.to_str().unwrap(),
+        "--fail-on",
+        "never",
+        EXAMPLE,
+    ]);
+    assert!(out.stdout.contains("Checked "), "{}", out.stdout);
+    let xml = std::fs::read_to_string(&file).unwrap();
+    assert!(xml.starts_with("<?xml"), "{xml}");
+}

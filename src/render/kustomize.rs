@@ -316,7 +316,15 @@ impl<'f> Kustomizer<'f> {
             return;
         }
         if self.files.exists(path) {
-            if path.is_dir() {
+            let has_kustomization = crate::model::KUSTOMIZATION_FILES
+                .iter()
+                .any(|n| path.join(n).is_file());
+            if path.is_dir() && has_kustomization {
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!("`{written}` not rendered: it is outside the linted paths (lint the repository, or use --context)"),
+                });
+            } else if path.is_dir() {
                 self.problems.push(problem(
                     item.span,
                     format!("`{written}` is a directory without a kustomization.yaml"),

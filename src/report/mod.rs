@@ -1,8 +1,12 @@
 //! Output formats. Each is a pure function of the outcome: adding one touches one file.
 
+pub mod concise;
 pub mod config;
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod sarif;
 pub mod tree;
 
 use crate::engine::Outcome;
@@ -12,6 +16,14 @@ use std::io::{self, Write};
 pub enum Format {
     Human,
     Json,
+    /// SARIF 2.1.0, for code scanning.
+    Sarif,
+    /// GitHub Actions workflow commands: annotations on the pull request diff.
+    Github,
+    /// One line per finding: `path:line:col: severity[rule] message`.
+    Concise,
+    /// JUnit XML, for CI systems that show test reports.
+    Junit,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -33,6 +45,10 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
     match format {
         Format::Human => Box::new(human::Human),
         Format::Json => Box::new(json::Json),
+        Format::Sarif => Box::new(sarif::Sarif),
+        Format::Github => Box::new(github::Github),
+        Format::Concise => Box::new(concise::Concise),
+        Format::Junit => Box::new(junit::Junit),
     }
 }
 
@@ -56,6 +72,18 @@ pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
         }
     }
     String::from_utf8(bytes).unwrap_or_default()
+}
+
+/// Where a finding starts and ends: (path, start, end), lines and columns 1-based.
+pub fn place(
+    outcome: &Outcome,
+    span: crate::yaml::Span,
+) -> (String, crate::source::LineCol, crate::source::LineCol) {
+    (
+        outcome.sources.get(span.file).path.display().to_string(),
+        outcome.sources.start(span),
+        outcome.sources.end(span),
+    )
 }
 
 /// One line per thing deliberately not rendered (remote bases, Helm charts, plugins).

@@ -1,0 +1,105 @@
+//! JUnit XML: a test case per finding (failed at warning and above) and a passing one per
+//! clean file, so CI systems that read test reports show the findings next to the tests.
+
+use super::{place, Reporter, Settings};
+use crate::engine::Outcome;
+use crate::finding::Severity;
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+
+pub struct Junit;
+
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no way to write most control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+impl Reporter for Junit {
+    fn report(
+        &self,
+        outcome: &Outcome,
+        _settings: &Settings,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        let mut by_file: BTreeMap<String, Vec<&crate::finding::Finding>> = BTreeMap::new();
+        for file in outcome.sources.files() {
+            by_file.entry(file.path.display().to_string()).or_default();
+        }
+        for f in &outcome.findings {
+            let (path, _, _) = place(outcome, f.primary.span);
+            by_file.entry(path).or_default().push(f);
+        }
+        let failures = outcome
+            .findings
+            .iter()
+            .filter(|f| f.severity >= Severity::Warning)
+            .count();
+        writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
+        let tests: usize = by_file.values().map(|f| f.len().max(1)).sum();
+        writeln!(
+            out,
+            r#"<testsuites name="gitops-lint" tests="{tests}" failures="{failures}">"#
+        )?;
+        writeln!(
+            out,
+            r#"  <testsuite name="gitops-lint" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#
+        )?;
+        for (path, findings) in &by_file {
+            if findings.is_empty() {
+                writeln!(
+                    out,
+                    r#"    <testcase classname="{}" name="clean"/>"#,
+                    xml(path)
+                )?;
+            }
+            for f in findings {
+                let (_, start, _) = place(outcome, f.primary.span);
+                let name = format!("{}:{}:{} {}", path, start.line, start.column, f.rule);
+                let body = format!(
+                    "{path}:{}:{}: {}[{}] {}{}",
+                    start.line,
+                    start.column,
+                    f.severity,
+                    f.rule,
+                    f.message,
+                    f.help
+                        .as_ref()
+                        .map(|h| format!("\nhelp: {h}"))
+                        .unwrap_or_default()
+                );
+                writeln!(
+                    out,
+                    r#"    <testcase classname="{}" name="{}">"#,
+                    xml(path),
+                    xml(&name)
+                )?;
+                if f.severity >= Severity::Warning {
+                    writeln!(
+                        out,
+                        r#"      <failure type="{}" message="{}">{}</failure>"#,
+                        f.rule,
+                        xml(&f.message),
+                        xml(&body)
+                    )?;
+                } else {
+                    writeln!(out, "      <system-out>{}</system-out>", xml(&body))?;
+                }
+                writeln!(out, "    </testcase>")?;
+            }
+        }
+        writeln!(out, "  </testsuite>")?;
+        writeln!(out, "</testsuites>")
+    }
+}
