@@ -144,6 +144,10 @@ pub struct LintArgs {
     /// by them (what the pre-commit hook does).
     #[arg(long)]
     pub context: bool,
+    /// Report only findings caused by files changed since the git revision REF (committed or
+    /// not), read in context as with --context. Git data is read in-process.
+    #[arg(long, value_name = "REF")]
+    pub changed_since: Option<String>,
     /// With --baseline: remove the entries that no longer occur from the baseline file.
     #[arg(long, requires = "baseline")]
     pub prune_baseline: bool,
@@ -444,7 +448,26 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
-    if args.context {
+    let mut paths = args.paths.clone();
+    if let Some(rev) = &args.changed_since {
+        let mut changed = Vec::new();
+        for p in &args.paths {
+            let root = crate::render::normalize(&crate::render::repo::find_root(p));
+            let root = if root.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                root
+            };
+            changed.extend(crate::changed::changed_since(&root, rev)?);
+        }
+        changed.sort();
+        changed.dedup();
+        if changed.is_empty() {
+            eprintln!("gitops-lint: no file changed since {rev}");
+        }
+        paths = changed;
+    }
+    if args.context || args.changed_since.is_some() {
         let mut roots: Vec<PathBuf> = args
             .paths
             .iter()
@@ -461,8 +484,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         roots.sort();
         roots.dedup();
         // The changed paths, written below their root the way discovery will write them.
-        let changed = args
-            .paths
+        let changed = paths
             .iter()
             .map(|p| {
                 let abs = p.canonicalize().ok();

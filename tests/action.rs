@@ -1,0 +1,1014 @@
+//! The composite GitHub Action (`action.yml`), run for real without GitHub.
+//!
+//! The emulation does what the runner does for a composite action's `run:` steps: it substitutes
+//! the `${{ … }}` expressions (inputs with their defaults, `github.*`, `runner.*`, `env.*`, and
+//! `steps.<id>.outputs.*` read back from each step's `GITHUB_OUTPUT` file), sets each step's
+//! `env:`, runs the script with `bash --noprofile --norc -eo pipefail` (what `shell: bash`
+//! means) in the workspace, stops at the first failing step, applies `GITHUB_ENV`/`GITHUB_PATH`
+//! to the steps after, and evaluates the action's `outputs:`. `uses:` steps (the binary cache)
+//! are skipped, and `GITOPS_LINT_BIN` points the build step at the test build, so no release
+//! build runs here. It does not emulate `if:` on run steps (the test refuses them), expression
+//! functions or operators, annotation limits, or the rendering of workflow commands.
+
+use gitops_lint::yaml::{self, Node};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gitops-lint");
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// action.yml
+
+struct Step {
+    name: String,
+    id: Option<String>,
+    run: Option<String>,
+    uses: Option<String>,
+    shell: Option<String>,
+    condition: Option<String>,
+    env: Vec<(String, String)>,
+    working_directory: Option<String>,
+}
+
+struct Action {
+    /// Input name → default.
+    inputs: BTreeMap<String, String>,
+    /// Output name → its `value:` expression.
+    outputs: BTreeMap<String, String>,
+    steps: Vec<Step>,
+}
+
+fn parse_yaml(text: &str, what: &str) -> Node {
+    let parsed = yaml::parse(0, text, Default::default());
+    assert!(
+        parsed.problems.is_empty(),
+        "{what} does not parse: {:?}",
+        parsed.problems
+    );
+    assert_eq!(parsed.documents.len(), 1, "{what} has one document");
+    parsed.documents.into_iter().next().unwrap().root
+}
+
+fn string_map(node: Option<&Node>) -> Vec<(String, String)> {
+    node.map(|n| {
+        n.entries()
+            .iter()
+            .map(|e| {
+                let key = e.key.as_str().expect("string key").to_string();
+                let value = e
+                    .value
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{key}: a scalar"));
+                (key, value.to_string())
+            })
+            .collect()
+    })
+    .unwrap_or_default()
+}
+
+fn load_action() -> Action {
+    let text = std::fs::read_to_string(root().join("action.yml")).expect("action.yml exists");
+    let doc = parse_yaml(&text, "action.yml");
+    let inputs = doc
+        .get("inputs")
+        .expect("inputs")
+        .entries()
+        .iter()
+        .map(|e| {
+            let name = e.key.as_str().unwrap().to_string();
+            let default = e.value.str_at("default").unwrap_or("").to_string();
+            (name, default)
+        })
+        .collect();
+    let outputs = doc
+        .get("outputs")
+        .expect("outputs")
+        .entries()
+        .iter()
+        .map(|e| {
+            let name = e.key.as_str().unwrap().to_string();
+            (
+                name,
+                e.value.str_at("value").expect("output value").to_string(),
+            )
+        })
+        .collect();
+    let runs = doc.get("runs").expect("runs");
+    assert_eq!(runs.str_at("using"), Some("composite"));
+    let steps = runs
+        .get("steps")
+        .expect("steps")
+        .items()
+        .iter()
+        .map(|s| Step {
+            name: s.str_at("name").unwrap_or("(unnamed)").to_string(),
+            id: s.str_at("id").map(str::to_string),
+            run: s.str_at("run").map(str::to_string),
+            uses: s.str_at("uses").map(str::to_string),
+            shell: s.str_at("shell").map(str::to_string),
+            condition: s.str_at("if").map(str::to_string),
+            env: string_map(s.get("env")),
+            working_directory: s.str_at("working-directory").map(str::to_string),
+        })
+        .collect();
+    Action {
+        inputs,
+        outputs,
+        steps,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runner
+
+/// One run of the action.
+struct Job<'a> {
+    with: Vec<(&'a str, &'a str)>,
+    /// Extra environment for every step (`None` removes a variable).
+    env: Vec<(&'a str, Option<String>)>,
+    /// Replaces PATH for every step.
+    path: Option<String>,
+}
+
+impl Default for Job<'_> {
+    fn default() -> Self {
+        Job {
+            with: Vec::new(),
+            env: vec![("GITOPS_LINT_BIN", Some(BIN.to_string()))],
+            path: None,
+        }
+    }
+}
+
+struct Outcome {
+    /// Exit status of the first failing step, or 0.
+    code: i32,
+    failed_step: Option<String>,
+    stdout: String,
+    stderr: String,
+    /// The action's `outputs:`, evaluated after the steps.
+    outputs: BTreeMap<String, String>,
+    /// `GITHUB_OUTPUT` of each step with an id.
+    step_outputs: BTreeMap<String, BTreeMap<String, String>>,
+    /// The steps' `GITHUB_STEP_SUMMARY` files, concatenated as the job summary shows them.
+    summary: String,
+    skipped: Vec<String>,
+}
+
+struct Context<'a> {
+    action: &'a Action,
+    with: &'a [(&'a str, &'a str)],
+    workspace: &'a Path,
+    temp: &'a Path,
+    env: &'a BTreeMap<String, String>,
+    step_outputs: &'a BTreeMap<String, BTreeMap<String, String>>,
+}
+
+impl Context<'_> {
+    fn eval(&self, expr: &str) -> String {
+        let parts: Vec<&str> = expr.split('.').collect();
+        match parts.as_slice() {
+            ["inputs", name] => {
+                let default = self
+                    .action
+                    .inputs
+                    .get(*name)
+                    .unwrap_or_else(|| panic!("`{expr}`: no input `{name}` is declared"));
+                self.with
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.to_string())
+                    .unwrap_or_else(|| default.clone())
+            }
+            ["github", "action_path"] => root().display().to_string(),
+            ["github", "workspace"] => self.workspace.display().to_string(),
+            ["runner", "temp"] => self.temp.display().to_string(),
+            ["runner", "os"] => "Linux".into(),
+            ["runner", "arch"] => "X64".into(),
+            ["env", name] => self.env.get(*name).cloned().unwrap_or_default(),
+            // A step that did not run or did not set the output yields an empty string.
+            ["steps", id, "outputs", name] => self
+                .step_outputs
+                .get(*id)
+                .and_then(|o| o.get(*name))
+                .cloned()
+                .unwrap_or_default(),
+            _ => panic!("the emulation does not evaluate `${{{{ {expr} }}}}`"),
+        }
+    }
+
+    fn substitute(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("${{") {
+            out.push_str(&rest[..start]);
+            let end = rest[start..].find("}}").expect("closed expression") + start;
+            out.push_str(&self.eval(rest[start + 3..end].trim()));
+            rest = &rest[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+/// Reads a file-command file (`GITHUB_OUTPUT`, `GITHUB_ENV`): `name=value` lines and
+/// `name<<DELIMITER` … `DELIMITER` blocks.
+fn file_commands(path: &Path) -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some((name, delimiter)) = line.split_once("<<") {
+            let mut value = Vec::new();
+            for l in lines.by_ref() {
+                if l == delimiter {
+                    break;
+                }
+                value.push(l);
+            }
+            out.insert(name.to_string(), value.join("\n"));
+        } else {
+            let (name, value) = line
+                .split_once('=')
+                .unwrap_or_else(|| panic!("malformed file command line {line:?}"));
+            out.insert(name.to_string(), value.to_string());
+        }
+    }
+    out
+}
+
+/// Runs a command with a time limit, collecting its output.
+fn run_limited(mut cmd: Command, limit: Duration) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("bash starts");
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut out, &mut s).ok();
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut err, &mut s).ok();
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().ok();
+            panic!("a step did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    (
+        status.code().unwrap_or(-1),
+        t_out.join().unwrap(),
+        t_err.join().unwrap(),
+    )
+}
+
+fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) -> Outcome {
+    for (name, _) in &job.with {
+        assert!(action.inputs.contains_key(*name), "no input `{name}`");
+    }
+    let files = tempfile::tempdir().unwrap();
+    let mut env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| {
+            !(k.starts_with("GITHUB_") || k.starts_with("RUNNER_") || k.starts_with("INPUT_"))
+        })
+        .collect();
+    env.remove("GITOPS_LINT_BIN");
+    env.remove("CI");
+    for (k, v) in &job.env {
+        match v {
+            Some(v) => env.insert(k.to_string(), v.clone()),
+            None => env.remove(*k),
+        };
+    }
+    if let Some(path) = &job.path {
+        env.insert("PATH".into(), path.clone());
+    }
+    let runner: [(&str, String); 7] = [
+        ("CI", "true".into()),
+        ("GITHUB_ACTIONS", "true".into()),
+        ("GITHUB_ACTION_PATH", root().display().to_string()),
+        ("GITHUB_WORKSPACE", workspace.display().to_string()),
+        ("RUNNER_TEMP", runner_temp.display().to_string()),
+        ("RUNNER_OS", "Linux".into()),
+        ("RUNNER_ARCH", "X64".into()),
+    ];
+    for (k, v) in runner {
+        env.insert(k.into(), v);
+    }
+
+    let mut outcome = Outcome {
+        code: 0,
+        failed_step: None,
+        stdout: String::new(),
+        stderr: String::new(),
+        outputs: BTreeMap::new(),
+        step_outputs: BTreeMap::new(),
+        summary: String::new(),
+        skipped: Vec::new(),
+    };
+    for (i, step) in action.steps.iter().enumerate() {
+        let Some(script) = &step.run else {
+            outcome.skipped.push(step.name.clone());
+            continue;
+        };
+        assert_eq!(
+            step.shell.as_deref(),
+            Some("bash"),
+            "{}: shell: bash",
+            step.name
+        );
+        assert!(
+            step.condition.is_none(),
+            "{}: the emulation does not evaluate `if:` on run steps",
+            step.name
+        );
+        let cx = Context {
+            action,
+            with: &job.with,
+            workspace,
+            temp: runner_temp,
+            env: &env,
+            step_outputs: &outcome.step_outputs,
+        };
+        let mut step_env = env.clone();
+        for (k, v) in &step.env {
+            step_env.insert(k.clone(), cx.substitute(v));
+        }
+        let dir = step
+            .working_directory
+            .as_ref()
+            .map(|d| PathBuf::from(cx.substitute(d)))
+            .unwrap_or_else(|| workspace.to_path_buf());
+        let script = cx.substitute(script);
+        let file = |kind: &str| files.path().join(format!("{kind}-{i}"));
+        for kind in ["output", "summary", "env", "path"] {
+            std::fs::write(file(kind), "").unwrap();
+        }
+        step_env.insert("GITHUB_OUTPUT".into(), file("output").display().to_string());
+        step_env.insert(
+            "GITHUB_STEP_SUMMARY".into(),
+            file("summary").display().to_string(),
+        );
+        step_env.insert("GITHUB_ENV".into(), file("env").display().to_string());
+        step_env.insert("GITHUB_PATH".into(), file("path").display().to_string());
+        let script_file = files.path().join(format!("step-{i}.sh"));
+        std::fs::write(&script_file, &script).unwrap();
+
+        let mut cmd = Command::new("bash");
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&script_file)
+            .current_dir(&dir)
+            .env_clear()
+            .envs(&step_env);
+        let (code, stdout, stderr) = run_limited(cmd, Duration::from_secs(120));
+        outcome.stdout.push_str(&stdout);
+        outcome.stderr.push_str(&stderr);
+        outcome
+            .summary
+            .push_str(&std::fs::read_to_string(file("summary")).unwrap());
+        if let Some(id) = &step.id {
+            outcome
+                .step_outputs
+                .insert(id.clone(), file_commands(&file("output")));
+        }
+        env.extend(file_commands(&file("env")));
+        let added = std::fs::read_to_string(file("path")).unwrap();
+        for dir in added.lines().filter(|l| !l.is_empty()) {
+            let path = format!("{dir}:{}", env.get("PATH").cloned().unwrap_or_default());
+            env.insert("PATH".into(), path);
+        }
+        if code != 0 {
+            outcome.code = code;
+            outcome.failed_step = Some(step.name.clone());
+            break;
+        }
+    }
+    let cx = Context {
+        action,
+        with: &job.with,
+        workspace,
+        temp: runner_temp,
+        env: &env,
+        step_outputs: &outcome.step_outputs,
+    };
+    outcome.outputs = action
+        .outputs
+        .iter()
+        .map(|(k, v)| (k.clone(), cx.substitute(v)))
+        .collect();
+    outcome
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures and expectations
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A workspace holding a copy of the example repository, and a runner temp directory.
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    workspace: PathBuf,
+    temp: PathBuf,
+}
+
+fn sandbox() -> Sandbox {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let temp = dir.path().join("runner-temp");
+    copy_dir(&root().join("fixtures/example-repo"), &workspace);
+    std::fs::create_dir_all(&temp).unwrap();
+    Sandbox {
+        _dir: dir,
+        workspace,
+        temp,
+    }
+}
+
+/// What `gitops-lint --format json` reports for the workspace with these flags.
+fn direct_report(workspace: &Path, args: &[&str]) -> serde_json::Value {
+    let out = Command::new(BIN)
+        .args(["--format", "json", "--fail-on", "never"])
+        .args(args)
+        .current_dir(workspace)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn counts(report: &serde_json::Value) -> [u64; 3] {
+    let c = &report["summary"]["findings_by_severity"];
+    ["error", "warning", "info"].map(|s| c[s].as_u64().unwrap_or(0))
+}
+
+fn expect_outputs(outcome: &Outcome, report: &serde_json::Value, sarif: &str) {
+    let [errors, warnings, infos] = counts(report);
+    let expected = [
+        ("findings", (errors + warnings + infos).to_string()),
+        ("errors", errors.to_string()),
+        ("warnings", warnings.to_string()),
+        ("infos", infos.to_string()),
+        ("sarif-file", sarif.to_string()),
+    ];
+    let lint = &outcome.step_outputs["lint"];
+    for (name, value) in expected {
+        assert_eq!(
+            lint.get(name),
+            Some(&value),
+            "GITHUB_OUTPUT {name}: {lint:?}"
+        );
+        assert_eq!(
+            outcome.outputs.get(name),
+            Some(&value),
+            "action output {name}"
+        );
+    }
+    assert_eq!(
+        report["findings"].as_array().unwrap().len() as u64,
+        errors + warnings + infos
+    );
+}
+
+/// The annotations: every workflow command in the log is well formed, and each annotation
+/// points at a file of the workspace.
+fn annotations(outcome: &Outcome, workspace: &Path) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for line in outcome.stdout.lines().filter(|l| l.starts_with("::")) {
+        let (head, _message) = line[2..]
+            .split_once("::")
+            .unwrap_or_else(|| panic!("malformed workflow command {line:?}"));
+        let (command, props) = head.split_once(' ').unwrap_or((head, ""));
+        if !matches!(command, "error" | "warning" | "notice") {
+            assert!(
+                matches!(command, "group" | "endgroup" | "debug"),
+                "unexpected workflow command {line:?}"
+            );
+            continue;
+        }
+        let props: BTreeMap<&str, &str> = props
+            .split(',')
+            .filter(|p| !p.is_empty())
+            .map(|p| p.split_once('=').unwrap_or_else(|| panic!("{line:?}")))
+            .collect();
+        let Some(file) = props.get("file") else {
+            continue; // a plain ::error:: message of the script
+        };
+        assert!(workspace.join(file).is_file(), "{file} in {line:?}");
+        let line_no: u64 = props["line"].parse().unwrap();
+        assert!(line_no >= 1, "{line:?}");
+        let title = props.get("title").copied().unwrap_or_default();
+        found.push((command.to_string(), file.to_string(), title.to_string()));
+    }
+    found
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+
+#[test]
+fn action_yml_declares_the_inputs_and_keeps_expressions_out_of_scripts() {
+    let action = load_action();
+    for (input, default) in [
+        ("path", "."),
+        ("config", ""),
+        ("fail-on", "warning"),
+        ("argocd-version", ""),
+        ("sarif-file", "gitops-lint.sarif"),
+        ("baseline", ""),
+        ("args", ""),
+    ] {
+        assert_eq!(
+            action.inputs.get(input).map(String::as_str),
+            Some(default),
+            "input {input}"
+        );
+    }
+    for output in ["findings", "errors", "warnings", "sarif-file"] {
+        assert!(action.outputs.contains_key(output), "output {output}");
+    }
+    for step in &action.steps {
+        match (&step.run, &step.uses) {
+            (Some(run), None) => {
+                assert_eq!(step.shell.as_deref(), Some("bash"), "{}", step.name);
+                // Script-injection hygiene: values reach scripts through `env:` only.
+                assert!(!run.contains("${{"), "{}: an expression in run:", step.name);
+            }
+            (None, Some(uses)) => {
+                assert!(uses.contains('@'), "{uses} is pinned to a version");
+            }
+            _ => panic!("{}: a step has run: or uses:", step.name),
+        }
+    }
+    let cache = action
+        .steps
+        .iter()
+        .find(|s| s.uses.as_deref() == Some("actions/cache@v4"))
+        .expect("the binary is cached with actions/cache@v4");
+    assert!(
+        cache.condition.is_some(),
+        "no cache when GITOPS_LINT_BIN is set"
+    );
+}
+
+#[test]
+fn example_repository_fails_on_warnings_with_outputs_summary_sarif_and_annotations() {
+    let action = load_action();
+    let sb = sandbox();
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &Job::default());
+    assert_eq!(outcome.code, 1, "stderr: {}", outcome.stderr);
+    assert_eq!(outcome.failed_step.as_deref(), Some("Run gitops-lint"));
+    assert_eq!(outcome.skipped, ["Restore the gitops-lint binary"]);
+
+    let report = direct_report(&sb.workspace, &[]);
+    let [errors, warnings, infos] = counts(&report);
+    assert!(
+        errors > 0 && warnings > 0 && infos > 0,
+        "the fixture has every severity"
+    );
+    expect_outputs(&outcome, &report, "gitops-lint.sarif");
+    let key = &outcome.step_outputs["key"]["key"];
+    assert!(key.starts_with("gitops-lint-Linux-X64-"), "{key}");
+
+    // The job summary: severity counts, one row per rule, then the top findings.
+    let summary = &outcome.summary;
+    assert!(summary.contains("| Severity | Findings |"), "{summary}");
+    assert!(
+        summary.contains(&format!("| error | {errors} |")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("| warning | {warnings} |")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains(&format!("| info | {infos} |")),
+        "{summary}"
+    );
+    let findings = report["findings"].as_array().unwrap();
+    let mut by_rule: BTreeMap<&str, (usize, &str)> = BTreeMap::new();
+    for f in findings {
+        let e = by_rule
+            .entry(f["rule"].as_str().unwrap())
+            .or_insert((0, f["severity"].as_str().unwrap()));
+        e.0 += 1;
+    }
+    for (rule, (n, severity)) in &by_rule {
+        let row = format!("| `{rule}` | {severity} | {n} |");
+        assert!(summary.contains(&row), "{row} in\n{summary}");
+    }
+    let first_error = findings.iter().find(|f| f["severity"] == "error").unwrap();
+    let location = format!(
+        "`{}:{}`",
+        first_error["file"].as_str().unwrap(),
+        first_error["start"]["line"]
+    );
+    assert!(summary.contains(&location), "{location} in\n{summary}");
+    let top = summary
+        .lines()
+        .filter(|l| l.starts_with("| error |") || l.starts_with("| warning |"))
+        .filter(|l| l.contains("` | `"))
+        .count();
+    assert!(top > 0, "{summary}");
+
+    // The SARIF file is where the output says, and is JSON.
+    let sarif = sb.workspace.join("gitops-lint.sarif");
+    let text = std::fs::read_to_string(&sarif).expect("the SARIF file is written");
+    serde_json::from_str::<serde_json::Value>(&text).expect("SARIF is JSON");
+
+    // Annotations: one per finding, with the finding's severity and rule.
+    let found = annotations(&outcome, &sb.workspace);
+    assert_eq!(found.len(), findings.len(), "{}", outcome.stdout);
+    assert!(
+        outcome.stdout.contains("::error file="),
+        "{}",
+        outcome.stdout
+    );
+    for f in findings {
+        let command = match f["severity"].as_str().unwrap() {
+            "info" => "notice",
+            s => s,
+        };
+        let wanted = (
+            command.to_string(),
+            f["file"].as_str().unwrap().to_string(),
+            f["rule"].as_str().unwrap().to_string(),
+        );
+        assert!(found.contains(&wanted), "{wanted:?}");
+    }
+    // The human report went to the log too.
+    assert!(outcome.stdout.contains("Checked "), "{}", outcome.stdout);
+}
+
+#[test]
+fn fail_on_never_passes_and_still_reports() {
+    let action = load_action();
+    let sb = sandbox();
+    let job = Job {
+        with: vec![("fail-on", "never"), ("sarif-file", "reports/lint.sarif")],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    expect_outputs(
+        &outcome,
+        &direct_report(&sb.workspace, &[]),
+        "reports/lint.sarif",
+    );
+    assert!(sb.workspace.join("reports/lint.sarif").is_file());
+    assert!(outcome.stdout.contains("::error file="));
+}
+
+#[test]
+fn fail_on_error_and_an_empty_fail_on_that_leaves_it_to_the_config() {
+    let action = load_action();
+    let sb = sandbox();
+    // Errors exist: fail-on error fails.
+    let job = Job {
+        with: vec![("fail-on", "error")],
+        ..Job::default()
+    };
+    assert_eq!(run_action(&action, &sb.workspace, &sb.temp, &job).code, 1);
+    // An empty fail-on defers to the config file, here `never`.
+    let config = std::fs::read_to_string(sb.workspace.join(".gitops-lint.yaml")).unwrap();
+    std::fs::write(
+        sb.workspace.join(".gitops-lint.yaml"),
+        format!("{config}fail-on: never\n"),
+    )
+    .unwrap();
+    let job = Job {
+        with: vec![("fail-on", "")],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    assert_ne!(outcome.outputs["errors"], "0");
+}
+
+#[test]
+fn config_argocd_version_and_args_reach_the_linter() {
+    let action = load_action();
+    let sb = sandbox();
+    let config = std::fs::read_to_string(sb.workspace.join(".gitops-lint.yaml")).unwrap();
+    std::fs::create_dir_all(sb.workspace.join("ci")).unwrap();
+    std::fs::write(
+        sb.workspace.join("ci/lint.yaml"),
+        format!("{config}rules:\n  ignore: [secrets]\n"),
+    )
+    .unwrap();
+    // `apps/**` would be expanded by the shell if the arguments were globbed.
+    let args = [
+        "--exclude",
+        "apps/**",
+        "--exclude",
+        "argocd/projects/*.yaml",
+    ];
+    let flags = [
+        &["--config", "ci/lint.yaml", "--argocd-version", "2.14"][..],
+        &args[..],
+    ]
+    .concat();
+    let expected = direct_report(&sb.workspace, &flags);
+    let all = direct_report(&sb.workspace, &[]);
+    assert_ne!(
+        counts(&expected),
+        counts(&all),
+        "the flags change the findings"
+    );
+    let job = Job {
+        with: vec![
+            ("config", "ci/lint.yaml"),
+            ("argocd-version", "2.14"),
+            (
+                "args",
+                "--exclude apps/**\n  --exclude argocd/projects/*.yaml",
+            ),
+            ("fail-on", "never"),
+        ],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    expect_outputs(&outcome, &expected, "gitops-lint.sarif");
+}
+
+#[test]
+fn a_baseline_hides_recorded_findings() {
+    let action = load_action();
+    let sb = sandbox();
+    let out = Command::new(BIN)
+        .args(["--write-baseline", "baseline.yaml"])
+        .current_dir(&sb.workspace)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let job = Job {
+        with: vec![("baseline", "baseline.yaml")],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    assert_eq!(outcome.outputs["findings"], "0");
+    assert!(
+        outcome.summary.contains("No findings."),
+        "{}",
+        outcome.summary
+    );
+    assert!(annotations(&outcome, &sb.workspace).is_empty());
+}
+
+#[test]
+fn usage_errors_fail_the_step_with_status_2() {
+    let action = load_action();
+    let sb = sandbox();
+    for with in [("fail-on", "sometimes"), ("argocd-version", "three")] {
+        let job = Job {
+            with: vec![with],
+            ..Job::default()
+        };
+        let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+        assert_eq!(outcome.code, 2, "{with:?}: {}", outcome.stderr);
+        assert!(
+            outcome
+                .stdout
+                .contains("::error::gitops-lint exited with 2"),
+            "{}",
+            outcome.stdout
+        );
+    }
+}
+
+#[test]
+fn inputs_are_data_not_shell_code() {
+    let action = load_action();
+    let sb = sandbox();
+    let marker = sb.temp.join("pwned");
+    let evil = format!("x\"; touch {} #", marker.display());
+    let evil_args = format!("$(touch {}) `touch {}`", marker.display(), marker.display());
+    let job = Job {
+        with: vec![("path", &evil), ("args", &evil_args)],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert!(!marker.exists(), "an input ran as shell code");
+    assert_eq!(
+        outcome.code, 2,
+        "a path that does not exist: {}",
+        outcome.stderr
+    );
+}
+
+#[test]
+fn a_cached_binary_is_used_without_building() {
+    let action = load_action();
+    let sb = sandbox();
+    // Where the cache step restores the binary.
+    let bin_dir = sb.temp.join("gitops-lint-bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::fs::copy(BIN, bin_dir.join("gitops-lint")).unwrap();
+    // A cargo that records being called.
+    let fake = sb.temp.join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    let called = sb.temp.join("cargo-called");
+    std::fs::write(
+        fake.join("cargo"),
+        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", called.display()),
+    )
+    .unwrap();
+    make_executable(&fake.join("cargo"));
+    let job = Job {
+        with: vec![("fail-on", "never")],
+        env: vec![("GITOPS_LINT_BIN", None)],
+        path: Some(format!(
+            "{}:{}",
+            fake.display(),
+            std::env::var("PATH").unwrap()
+        )),
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    assert!(!called.exists(), "cargo ran despite the cached binary");
+    assert_eq!(
+        outcome.step_outputs["install"]["bin"],
+        bin_dir.join("gitops-lint").display().to_string()
+    );
+    assert_eq!(
+        outcome.step_outputs["key"]["bin-dir"],
+        bin_dir.display().to_string()
+    );
+}
+
+#[test]
+fn a_missing_gitops_lint_bin_is_an_error() {
+    let action = load_action();
+    let sb = sandbox();
+    let job = Job {
+        env: vec![("GITOPS_LINT_BIN", Some("/no/such/gitops-lint".into()))],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    assert_eq!(outcome.code, 1);
+    assert_eq!(outcome.failed_step.as_deref(), Some("Build gitops-lint"));
+    assert!(outcome.stdout.contains("::error::GITOPS_LINT_BIN"));
+}
+
+fn make_executable(path: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A PATH with every program of the current one except python: the action must then build its
+/// outputs and summary with jq, identical to python's.
+#[test]
+fn the_jq_fallback_writes_the_same_outputs_and_summary() {
+    if Command::new("jq").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: jq not installed, the fallback is not tested");
+        return;
+    }
+    let action = load_action();
+    let sb = sandbox();
+    let farm = sb.temp.join("no-python-bin");
+    std::fs::create_dir_all(&farm).unwrap();
+    for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap()) {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let target = farm.join(&name);
+            if name.to_string_lossy().starts_with("python") || target.exists() {
+                continue;
+            }
+            std::os::unix::fs::symlink(entry.path(), target).ok();
+        }
+    }
+    for with in [vec![], vec![("baseline", "baseline.yaml")]] {
+        if !with.is_empty() {
+            Command::new(BIN)
+                .args(["--write-baseline", "baseline.yaml"])
+                .current_dir(&sb.workspace)
+                .output()
+                .unwrap();
+        }
+        let python = run_action(
+            &action,
+            &sb.workspace,
+            &sb.temp,
+            &Job {
+                with: with.clone(),
+                ..Job::default()
+            },
+        );
+        let jq = run_action(
+            &action,
+            &sb.workspace,
+            &sb.temp,
+            &Job {
+                with,
+                path: Some(farm.display().to_string()),
+                ..Job::default()
+            },
+        );
+        assert_eq!(jq.code, python.code, "stderr: {}", jq.stderr);
+        assert_eq!(jq.step_outputs["lint"], python.step_outputs["lint"]);
+        assert_eq!(jq.summary, python.summary);
+    }
+}
+
+/// The README's workflow uses only inputs and outputs the action declares.
+#[test]
+fn the_readme_workflow_matches_the_action() {
+    let action = load_action();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("## In CI and pre-commit")
+        .expect("README has the CI section");
+    let section = &readme[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |i| i + 3)];
+    let block = section
+        .split("```yaml\n")
+        .skip(1)
+        .map(|b| &b[..b.find("```").unwrap()])
+        .find(|b| b.contains("runs-on:"))
+        .expect("a workflow in a yaml block");
+    let workflow = parse_yaml(block, "the README workflow");
+    let job = workflow
+        .get("jobs")
+        .and_then(|j| j.entries().first())
+        .map(|e| &e.value)
+        .expect("a job");
+    assert_eq!(
+        job.path(&["permissions", "security-events"])
+            .and_then(Node::as_str),
+        Some("write")
+    );
+    let steps = job.get("steps").expect("steps").items();
+    let lint = steps
+        .iter()
+        .find(|s| s.str_at("uses").is_some_and(|u| u.contains("gitops-lint")))
+        .expect("a step uses the action");
+    let id = lint.str_at("id").expect("the lint step has an id");
+    for (input, _) in string_map(lint.get("with")) {
+        assert!(action.inputs.contains_key(&input), "README input {input}");
+    }
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s.str_at("uses")
+                .is_some_and(|u| u.starts_with("github/codeql-action/upload-sarif@"))
+        })
+        .expect("a step uploads the SARIF file");
+    assert_eq!(upload.str_at("if"), Some("always()"));
+    let prefix = format!("steps.{id}.outputs.");
+    let mut rest = block;
+    while let Some(i) = rest.find(&prefix) {
+        rest = &rest[i + prefix.len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        assert!(action.outputs.contains_key(&name), "README output {name}");
+    }
+}

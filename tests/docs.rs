@@ -1,0 +1,201 @@
+//! The rule docs have one source, `rules/<id>.md`: `gitops-lint explain` prints it as is, and
+//! the index `docs/rules.md` is generated from it and from `gitops-lint rules`.
+//!
+//! Regenerate the index with `UPDATE_DOCS=1 cargo test --test docs`.
+
+mod common;
+
+use common::{root, run};
+
+const INDEX: &str = "docs/rules.md";
+
+/// One line of `gitops-lint rules`: id, category, default severity, summary.
+struct Listed {
+    id: String,
+    category: String,
+    severity: String,
+    summary: String,
+}
+
+fn listed() -> Vec<Listed> {
+    let out = run(&["rules"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout
+        .lines()
+        .map(|line| {
+            let mut rest = line;
+            let mut next = || {
+                rest = rest.trim_start();
+                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+                let word = &rest[..end];
+                rest = &rest[end..];
+                word.to_string()
+            };
+            let (id, category, severity) = (next(), next(), next());
+            Listed {
+                id,
+                category,
+                severity,
+                summary: rest.trim().to_string(),
+            }
+        })
+        .collect()
+}
+
+fn doc(id: &str) -> String {
+    std::fs::read_to_string(root().join("rules").join(format!("{id}.md")))
+        .unwrap_or_else(|e| panic!("rules/{id}.md: {e}"))
+}
+
+/// The cells of the doc's `| category | default severity | fix |` table.
+fn doc_table(id: &str, doc: &str) -> Result<[String; 3], String> {
+    let mut lines = doc.lines().skip_while(|l| {
+        l.replace(' ', "")
+            .trim_end_matches('|')
+            .ne("|category|defaultseverity|fix")
+    });
+    lines.next().ok_or(format!(
+        "rules/{id}.md has no `| category | default severity | fix |` table"
+    ))?;
+    let row = lines
+        .nth(1)
+        .ok_or(format!("rules/{id}.md: the table has no row"))?;
+    let cells: Vec<String> = row
+        .trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect();
+    <[String; 3]>::try_from(cells)
+        .map_err(|c| format!("rules/{id}.md: the table row has {} cells", c.len()))
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// The index: a table per category, in the order `gitops-lint rules` lists them.
+fn index() -> Result<String, Vec<String>> {
+    let rules = listed();
+    let mut problems = Vec::new();
+    let mut categories: Vec<&str> = Vec::new();
+    for r in &rules {
+        if !categories.contains(&r.category.as_str()) {
+            categories.push(&r.category);
+        }
+    }
+    let mut out = String::new();
+    out.push_str("# Rules\n\n");
+    out.push_str(
+        "<!-- Generated from `gitops-lint rules` and rules/*.md by \
+         `UPDATE_DOCS=1 cargo test --test docs`; do not edit by hand. -->\n\n",
+    );
+    out.push_str(&format!(
+        "gitops-lint has {} rules in {} categories. Each links to its page, which \
+         `gitops-lint explain <rule>` also prints. The fix column says whether an automatic fix \
+         exists and whether it is safe to apply without review.\n",
+        rules.len(),
+        categories.len()
+    ));
+    for category in &categories {
+        out.push_str(&format!("\n## {category}\n\n"));
+        out.push_str("| rule | category | default severity | fix | summary |\n");
+        out.push_str("|---|---|---|---|---|\n");
+        for r in rules.iter().filter(|r| &r.category == category) {
+            let doc = doc(&r.id);
+            let fix = match doc_table(&r.id, &doc) {
+                Ok([doc_category, doc_severity, fix]) => {
+                    if doc_category != r.category {
+                        problems.push(format!(
+                            "rules/{}.md says category `{doc_category}`, the registry `{}`",
+                            r.id, r.category
+                        ));
+                    }
+                    if !doc_severity.starts_with(&r.severity) {
+                        problems.push(format!(
+                            "rules/{}.md says severity `{doc_severity}`, the registry `{}`",
+                            r.id, r.severity
+                        ));
+                    }
+                    if !matches!(fix.as_str(), "safe" | "unsafe" | "none") {
+                        problems.push(format!(
+                            "rules/{}.md: fix is `{fix}`, not safe, unsafe or none",
+                            r.id
+                        ));
+                    }
+                    fix
+                }
+                Err(e) => {
+                    problems.push(e);
+                    String::new()
+                }
+            };
+            out.push_str(&format!(
+                "| [`{id}`](../rules/{id}.md) | {category} | {} | {fix} | {} |\n",
+                r.severity,
+                cell(&r.summary),
+                id = r.id,
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(problems)
+    }
+}
+
+#[test]
+fn rule_index_is_current() {
+    let expected = index().unwrap_or_else(|p| panic!("\n{}", p.join("\n")));
+    let path = root().join(INDEX);
+    if std::env::var_os("UPDATE_DOCS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &expected).unwrap();
+        return;
+    }
+    let actual = std::fs::read_to_string(&path).unwrap_or_default();
+    if actual != expected {
+        let line = actual
+            .lines()
+            .zip(expected.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(actual.lines().count().min(expected.lines().count()))
+            + 1;
+        panic!(
+            "{INDEX} does not match the rules and their docs (first difference at line {line}).\n\
+             Regenerate it with: UPDATE_DOCS=1 cargo test --test docs"
+        );
+    }
+}
+
+#[test]
+fn explain_prints_the_rule_doc_verbatim() {
+    let rules = listed();
+    assert!(!rules.is_empty());
+    for r in &rules {
+        let out = run(&["explain", &r.id]);
+        assert_eq!(out.code, 0, "explain {}: {}", r.id, out.stderr);
+        assert!(
+            out.stdout == doc(&r.id),
+            "`gitops-lint explain {id}` differs from rules/{id}.md",
+            id = r.id
+        );
+    }
+}
+
+#[test]
+fn every_doc_belongs_to_a_rule() {
+    let ids: Vec<String> = listed().into_iter().map(|r| r.id).collect();
+    let mut orphans = Vec::new();
+    for entry in std::fs::read_dir(root().join("rules")).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_some_and(|e| e == "md") && !ids.iter().any(|i| i == stem) {
+            orphans.push(path.display().to_string());
+        }
+    }
+    assert!(orphans.is_empty(), "docs without a rule: {orphans:?}");
+}
