@@ -10,11 +10,13 @@
 //! build runs here. It does not emulate `if:` on run steps (the test refuses them), expression
 //! functions or operators, annotation limits, or the rendering of workflow commands.
 
+mod common;
+
 use gitops_lint::yaml::{self, Node};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_gitops-lint");
 
@@ -246,44 +248,6 @@ fn file_commands(path: &Path) -> BTreeMap<String, String> {
     out
 }
 
-/// Runs a command with a time limit, collecting its output.
-fn run_limited(mut cmd: Command, limit: Duration) -> (i32, String, String) {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("bash starts");
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut out, &mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut err, &mut s).ok();
-        s
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            child.kill().ok();
-            panic!("a step did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    (
-        status.code().unwrap_or(-1),
-        t_out.join().unwrap(),
-        t_err.join().unwrap(),
-    )
-}
-
 fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) -> Outcome {
     for (name, _) in &job.with {
         assert!(action.inputs.contains_key(*name), "no input `{name}`");
@@ -382,7 +346,12 @@ fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) 
             .current_dir(&dir)
             .env_clear()
             .envs(&step_env);
-        let (code, stdout, stderr) = run_limited(cmd, Duration::from_secs(120));
+        let common::Run {
+            code,
+            stdout,
+            stderr,
+            ..
+        } = common::run_command(cmd, "an action step", Duration::from_secs(120));
         outcome.stdout.push_str(&stdout);
         outcome.stderr.push_str(&stderr);
         outcome

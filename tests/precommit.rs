@@ -9,11 +9,13 @@
 //! says SKIPPED, except under CI (`CI` set), where `.ci/run` installs it and a skip would hide
 //! the hook.
 
+mod common;
+
 use gitops_lint::yaml::{self, Node};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -61,10 +63,8 @@ struct Out {
 /// Runs a program with a time limit in its own process group, so a timeout also ends what it
 /// started (pre-commit, cargo, rustc).
 fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &OsStr)], limit: Duration) -> Out {
-    use std::os::unix::process::CommandExt;
-    let started = Instant::now();
-    let mut child = Command::new(program)
-        .args(args)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(dir)
         .envs(envs.iter().copied())
         .env_remove("GIT_DIR")
@@ -74,49 +74,12 @@ fn run(dir: &Path, program: &str, args: &[&str], envs: &[(&str, &OsStr)], limit:
         .env("GIT_AUTHOR_NAME", "gitops-lint tests")
         .env("GIT_AUTHOR_EMAIL", "tests@gitops-lint.invalid")
         .env("GIT_COMMITTER_NAME", "gitops-lint tests")
-        .env("GIT_COMMITTER_EMAIL", "tests@gitops-lint.invalid")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .unwrap_or_else(|e| panic!("{program} starts: {e}"));
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut out, &mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut err, &mut s).ok();
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            // The child leads its own process group: end the group.
-            let group = format!("-{}", child.id());
-            Command::new("kill")
-                .args(["-KILL", "--", &group])
-                .status()
-                .ok();
-            child.wait().ok();
-            panic!(
-                "{program} {args:?} did not finish within {limit:?}\n{}{}",
-                t_out.join().unwrap(),
-                t_err.join().unwrap()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+        .env("GIT_COMMITTER_EMAIL", "tests@gitops-lint.invalid");
+    let r = common::run_command(cmd, &format!("{program} {args:?}"), limit);
     Out {
-        code: status.code().unwrap_or(-1),
-        text: t_out.join().unwrap() + &t_err.join().unwrap(),
-        elapsed: started.elapsed(),
+        code: r.code,
+        text: r.stdout + &r.stderr,
+        elapsed: r.elapsed,
     }
 }
 

@@ -18,17 +18,26 @@ pub struct Run {
 
 /// Runs `gitops-lint ARGS` in `dir`, killing it after `limit`.
 pub fn run_in(dir: &Path, args: &[&str], limit: Duration) -> Run {
-    let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gitops-lint"))
-        .args(args)
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gitops-lint"));
+    cmd.args(args)
         .current_dir(dir)
         .env("NO_COLOR", "1")
-        .env_remove("COLUMNS")
+        .env_remove("COLUMNS");
+    run_command(cmd, &format!("gitops-lint {args:?}"), limit)
+}
+
+/// Runs a prepared command in its own process group with its output collected, ending the
+/// whole group after `limit` (so a timeout also stops what it started: cargo, rustc).
+pub fn run_command(mut cmd: Command, what: &str, limit: Duration) -> Run {
+    use std::os::unix::process::CommandExt;
+    let started = Instant::now();
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .spawn()
-        .expect("binary starts");
+        .unwrap_or_else(|e| panic!("{what} starts: {e}"));
     // Drain pipes on threads so a large output cannot block the child.
     let mut out = child.stdout.take().unwrap();
     let mut err = child.stderr.take().unwrap();
@@ -47,8 +56,18 @@ pub fn run_in(dir: &Path, args: &[&str], limit: Duration) -> Run {
             break status;
         }
         if started.elapsed() > limit {
+            let group = format!("-{}", child.id());
+            Command::new("kill")
+                .args(["-KILL", "--", &group])
+                .status()
+                .ok();
             child.kill().ok();
-            panic!("gitops-lint {args:?} did not finish within {limit:?}");
+            child.wait().ok();
+            panic!(
+                "{what} did not finish within {limit:?}\n{}{}",
+                t_out.join().unwrap(),
+                t_err.join().unwrap()
+            );
         }
         std::thread::sleep(Duration::from_millis(5));
     };
