@@ -151,6 +151,17 @@ pub struct LintArgs {
     /// With --baseline: remove the entries that no longer occur from the baseline file.
     #[arg(long, requires = "baseline")]
     pub prune_baseline: bool,
+    /// Apply the safe fixes to the files, then report what remains.
+    #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
+    pub fix: bool,
+    /// Print what --fix would change as a unified diff and change nothing (exit 1 when there
+    /// is a change).
+    #[arg(long, conflicts_with = "write_baseline")]
+    pub diff: bool,
+    /// With --fix or --diff: also apply the fixes that change what Argo CD does (each rule's
+    /// doc says which).
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 /// Which config file applies.
@@ -362,6 +373,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         suppressions: true,
         baseline: None,
         report_only: None,
+        overlay: Default::default(),
     }
 }
 
@@ -510,7 +522,61 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         pool = pool.num_threads(n.max(1));
     }
     let pool = pool.build().map_err(|e| e.to_string())?;
-    let outcome: Outcome = pool.install(|| engine::run(&opts))?;
+    if args.unsafe_fixes && !(args.fix || args.diff) {
+        return Err(Failure::Message(
+            "--unsafe-fixes needs --fix or --diff".into(),
+        ));
+    }
+    let mut outcome: Outcome;
+    if args.fix || args.diff {
+        let (o, mut fixed) = pool.install(|| engine::fix(&opts, args.unsafe_fixes))?;
+        outcome = o;
+        let files = report::plural(fixed.changes.len(), "file", "files");
+        if args.diff {
+            out.write_all(fixed.diff().as_bytes())
+                .map_err(|e| e.to_string())?;
+            for p in &fixed.problems {
+                eprintln!("gitops-lint: {p}");
+            }
+            eprintln!(
+                "gitops-lint: would fix {} in {files}",
+                report::plural(fixed.count(), "finding", "findings")
+            );
+            return Ok(if fixed.changes.is_empty() {
+                EXIT_OK
+            } else {
+                EXIT_FINDINGS
+            });
+        }
+        let wanted = fixed.changes.len();
+        fixed.write();
+        if !args.quiet {
+            for c in &fixed.changes {
+                let mut rules = c.fixed.clone();
+                rules.sort();
+                rules.dedup();
+                eprintln!(
+                    "gitops-lint: fixed {} ({})",
+                    c.path.display(),
+                    rules.join(", ")
+                );
+            }
+        }
+        for p in &fixed.problems {
+            eprintln!("gitops-lint: {p}");
+        }
+        eprintln!(
+            "gitops-lint: fixed {} in {}",
+            report::plural(fixed.count(), "finding", "findings"),
+            report::plural(fixed.changes.len(), "file", "files")
+        );
+        if fixed.changes.len() != wanted {
+            // What remains is what is on disk now.
+            outcome = pool.install(|| engine::run(&opts))?;
+        }
+    } else {
+        outcome = pool.install(|| engine::run(&opts))?;
+    }
 
     if let Some(file) = &args.write_baseline {
         let b = Baseline::from_findings(&outcome.findings, &outcome.sources, &outcome.graph);
@@ -569,23 +635,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     Ok(if failing { EXIT_FINDINGS } else { EXIT_OK })
 }
 
-/// Writes through a temporary file in the same directory, so a reader never sees half a file.
 fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("baseline");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("{}: {e}", path.display())
-        })
+    crate::fix::apply::atomic_write(path, text.as_bytes(), None)
 }
 
 fn terminal_width() -> Option<usize> {

@@ -13,8 +13,9 @@ use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;
 use crate::yaml::{self, FileId, ParseLimits, ProblemKind, Span};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 #[derive(Clone, Debug)]
@@ -34,6 +35,8 @@ pub struct Options {
     /// Report only findings caused by these files (or files under these directories):
     /// the rest of `paths` is read for context (pre-commit on changed files).
     pub report_only: Option<Vec<PathBuf>>,
+    /// Texts to read instead of the files on disk (the state of the tree while `--fix` works).
+    pub overlay: Arc<HashMap<PathBuf, String>>,
 }
 
 #[derive(Debug, Default)]
@@ -64,6 +67,8 @@ pub struct Outcome {
     pub graph: Graph,
     /// Baseline entries that no longer occur.
     pub stale: Baseline,
+    /// Per file: read, decoded and parsed without a problem (the files a fix may edit).
+    pub clean: Vec<bool>,
 }
 
 impl Outcome {
@@ -103,8 +108,13 @@ fn problem_finding(
     f
 }
 
-fn process_file(id: FileId, path: PathBuf, limits: ParseLimits) -> FileResult {
-    let bytes = match std::fs::read(&path) {
+fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
+    let limits = opts.limits;
+    let read = match opts.overlay.get(&path) {
+        Some(text) => Ok(text.clone().into_bytes()),
+        None => std::fs::read(&path),
+    };
+    let bytes = match read {
         Ok(b) => b,
         Err(e) => {
             return FileResult {
@@ -266,6 +276,7 @@ pub struct Loaded {
     pub redactions: Vec<Span>,
     pub summary: Summary,
     pub repo: repo::Repo,
+    pub clean: Vec<bool>,
 }
 
 /// Discovers, reads and parses every file, and finds the repository they belong to.
@@ -290,7 +301,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
                     skip: Some(SkipReason::OutOfScope),
                 };
             }
-            process_file(i as FileId, path, opts.limits)
+            process_file(i as FileId, path, opts)
         })
         .collect();
 
@@ -302,7 +313,9 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
     let mut redactions = Vec::new();
+    let mut clean = Vec::with_capacity(results.len());
     for r in results {
+        clean.push(r.skip.is_none() && r.problems.is_empty());
         match r.skip {
             Some(SkipReason::OutOfScope) => {}
             Some(reason) => summary.skipped.push((r.source.path.clone(), reason)),
@@ -335,6 +348,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         redactions,
         summary,
         repo: repo::Repo { roots, urls },
+        clean,
     })
 }
 
@@ -347,6 +361,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         mut redactions,
         mut summary,
         repo,
+        clean,
     } = load(opts)?;
     let graph = render::build(&sources, &docs, repo);
     redactions.extend(
@@ -423,6 +438,20 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         }
         stale = left;
     }
+    // A fix is only offered where `--fix` would make it: in a file that parsed cleanly, inside
+    // the linted paths.
+    let linted: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
+    let mut editable: HashMap<FileId, bool> = HashMap::new();
+    for f in &mut findings {
+        if let Some(file) = f.fix.as_ref().map(crate::fix::Fix::file) {
+            let ok = *editable
+                .entry(file)
+                .or_insert_with(|| crate::fix::apply::editable(&sources, &clean, &linted, file));
+            if !ok {
+                f.fix = None;
+            }
+        }
+    }
     summary.not_rendered = graph.notes.clone();
     summary.elapsed = started.elapsed();
     Ok(Outcome {
@@ -432,5 +461,104 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         redactions,
         graph,
         stale,
+        clean,
     })
+}
+
+/// How many lint-and-fix rounds `--fix` runs at most. Fixes that meet in one place wait for
+/// the next round; a handful of rounds settles every fix we have.
+const FIX_ROUNDS: usize = 8;
+
+/// Lints, applies the chosen fixes in memory, and lints again until nothing fixable is left.
+/// Returns the outcome of the last lint (what remains) and the changes, not yet written.
+pub fn fix(
+    opts: &Options,
+    unsafe_fixes: bool,
+) -> Result<(Outcome, crate::fix::apply::Fixed), String> {
+    use crate::fix::apply::{self, Change, Fixed};
+    let mut opts = opts.clone();
+    let mut overlay: HashMap<PathBuf, String> = HashMap::new();
+    let mut changes: BTreeMap<PathBuf, Change> = BTreeMap::new();
+    let mut fixed = Fixed::default();
+    // Fixes that break their file even alone: reported once, never tried again.
+    let mut refused: Vec<(PathBuf, &'static str, String)> = Vec::new();
+    let mut round = 0;
+    loop {
+        opts.overlay = Arc::new(overlay.clone());
+        let outcome = run(&opts)?;
+        if round == FIX_ROUNDS {
+            fixed.problems.push(format!(
+                "fixes did not settle after {FIX_ROUNDS} rounds; the rest are left as findings"
+            ));
+            fixed.changes = changes.into_values().collect();
+            return Ok((outcome, fixed));
+        }
+        let key = |f: &Finding, fix: &crate::fix::Fix| {
+            (
+                outcome.sources.get(fix.file()).path.clone(),
+                f.rule,
+                format!("{:?} {}", f.object, fix.message),
+            )
+        };
+        // Fixes in files `--fix` may not write were dropped by `run`.
+        let editable = |f: &Finding, fix: &crate::fix::Fix| !refused.contains(&key(f, fix));
+        let round_plan = apply::plan(&outcome.findings, unsafe_fixes, &editable);
+        let mut progressed = false;
+        for (file, fixes) in &round_plan.files {
+            let source = outcome.sources.get(*file);
+            // One at a time, so that a fix that breaks the file does not take the others
+            // with it; it waits for the next round, or is refused if it breaks the file alone.
+            let mut accepted: Vec<&crate::fix::Fix> = Vec::new();
+            let mut cured: Vec<&'static str> = Vec::new();
+            let mut after = source.text.clone();
+            for (f, fix) in fixes {
+                if accepted.iter().any(|a| a.edits == fix.edits) {
+                    cured.push(f.rule);
+                    continue;
+                }
+                let mut trial = accepted.clone();
+                trial.push(fix);
+                let text = apply::rewrite(&source.text, &trial);
+                match apply::check(&source.text, &text) {
+                    Ok(()) => {
+                        accepted = trial;
+                        cured.push(f.rule);
+                        after = text;
+                    }
+                    Err(e) => {
+                        if apply::check(&source.text, &apply::rewrite(&source.text, &[fix]))
+                            .is_err()
+                        {
+                            fixed.problems.push(format!(
+                                "{}: the {} fix would leave the file unreadable ({e}); not applied",
+                                source.path.display(),
+                                f.rule
+                            ));
+                            refused.push(key(f, fix));
+                        }
+                    }
+                }
+            }
+            if after == source.text {
+                continue;
+            }
+            let change = changes
+                .entry(source.path.clone())
+                .or_insert_with(|| Change {
+                    path: source.path.clone(),
+                    before: source.text.clone(),
+                    after: String::new(),
+                    fixed: Vec::new(),
+                });
+            change.after = after.clone();
+            change.fixed.extend(cured);
+            overlay.insert(source.path.clone(), after);
+            progressed = true;
+        }
+        if !progressed {
+            fixed.changes = changes.into_values().collect();
+            return Ok((outcome, fixed));
+        }
+        round += 1;
+    }
 }

@@ -1,5 +1,6 @@
 //! A finding is plain data; every output format is a function of findings and sources.
 
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::yaml::Span;
 use serde::Serialize;
@@ -73,6 +74,8 @@ pub struct Finding {
     pub occurrences: usize,
     /// The graph unit the finding is about, for annotations and baselines.
     pub unit: Option<usize>,
+    /// The edits that cure it, when there is one right answer.
+    pub fix: Option<Fix>,
 }
 
 impl Finding {
@@ -97,6 +100,7 @@ impl Finding {
             applications: Vec::new(),
             occurrences: 1,
             unit: None,
+            fix: None,
         }
     }
 
@@ -123,6 +127,12 @@ impl Finding {
     /// The object (graph unit) the finding is about.
     pub fn on(&mut self, unit: usize) -> &mut Self {
         self.unit = Some(unit);
+        self
+    }
+
+    /// The cure, when the rule could build one.
+    pub fn fix(&mut self, fix: Option<Fix>) -> &mut Self {
+        self.fix = fix;
         self
     }
 

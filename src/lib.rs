@@ -12,6 +12,7 @@ pub mod context;
 pub mod discover;
 pub mod engine;
 pub mod finding;
+pub mod fix;
 pub mod kinds;
 pub mod model;
 pub mod render;

@@ -132,11 +132,20 @@ fn secret_values_never_reach_any_output() {
 }
 
 fn rule_table() -> String {
-    let mut t =
-        String::from("| rule | category | severity | what it catches |\n|---|---|---|---|\n");
+    let mut t = String::from(
+        "| rule | category | severity | fix | what it catches |\n|---|---|---|---|---|\n",
+    );
     for r in RULES {
+        // The fix cell of the doc's `| category | default severity | fix |` table.
+        let fix = r
+            .doc
+            .lines()
+            .skip_while(|l| !l.starts_with("| category | default severity | fix |"))
+            .nth(2)
+            .and_then(|row| row.trim_matches('|').split('|').nth(2))
+            .map_or("none", str::trim);
         t.push_str(&format!(
-            "| [`{}`](rules/{}.md) | {} | {} | {} |\n",
+            "| [`{}`](rules/{}.md) | {} | {} | {fix} | {} |\n",
             r.id,
             r.id,
             r.category.as_str(),

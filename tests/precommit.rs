@@ -133,6 +133,14 @@ fn the_hook_manifest_and_the_readme_snippet() {
     assert_eq!(hook.str_at("language"), Some("rust"));
     assert_eq!(hook.str_at("entry"), Some("gitops-lint --context"));
     assert_eq!(hook.str_at("pass_filenames"), Some("true"));
+    // The fixing variant runs the same files through --fix.
+    let fixing = hooks
+        .items()
+        .iter()
+        .find(|h| h.str_at("id") == Some("gitops-lint-fix"))
+        .expect("a gitops-lint-fix hook");
+    assert_eq!(fixing.str_at("entry"), Some("gitops-lint --context --fix"));
+    assert_eq!(fixing.str_at("files"), hook.str_at("files"));
     // The files the linter reads as manifests, and no others.
     let files = regex::Regex::new(hook.str_at("files").expect("files")).unwrap();
     for name in [

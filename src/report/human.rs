@@ -1,6 +1,6 @@
 //! Human output: a miette diagnostic per finding, then a one-line summary.
 
-use super::{redacted_text, Reporter, Settings};
+use super::{plural, redacted_text, Reporter, Settings};
 use crate::engine::Outcome;
 use crate::finding::{Finding, Severity};
 use miette::{
@@ -76,10 +76,6 @@ impl Diagnostic for Diag<'_> {
     }
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 impl Reporter for Human {
     fn report(
         &self,
@@ -130,6 +126,17 @@ impl Reporter for Human {
                     ));
                 }
                 let note = format!("({})", context.join("; "));
+                help = Some(match help {
+                    Some(h) => format!("{h}\n{note}"),
+                    None => note,
+                });
+            }
+            if let Some(fix) = &f.fix {
+                let how = match fix.applicability {
+                    crate::fix::Applicability::Safe => "--fix",
+                    crate::fix::Applicability::Unsafe => "--fix --unsafe-fixes",
+                };
+                let note = format!("fix: {} (with {how})", fix.message);
                 help = Some(match help {
                     Some(h) => format!("{h}\n{note}"),
                     None => note,
@@ -213,6 +220,16 @@ impl Reporter for Human {
             plural(outcome.count(Severity::Warning), "warning", "warnings"),
             outcome.count(Severity::Info).to_string() + " info",
         )?;
+        let (safe, unsafe_) = super::fixable(outcome);
+        match (safe, unsafe_) {
+            (0, 0) => {}
+            (0, u) => writeln!(out, "{u} fixable with --fix --unsafe-fixes.")?,
+            (n, 0) => writeln!(out, "{n} fixable with --fix.")?,
+            (n, u) => writeln!(
+                out,
+                "{n} fixable with --fix ({u} more with --unsafe-fixes)."
+            )?,
+        }
         if !outcome.stale.is_empty() {
             writeln!(
                 out,

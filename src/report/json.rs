@@ -48,6 +48,23 @@ struct JsonFinding<'a> {
     occurrences: usize,
     /// Stable identity of the finding (rule, file, object, pointer), as baselines use it.
     fingerprint: String,
+    /// The edits `--fix` would make (with `--unsafe-fixes` when unsafe).
+    fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    applicability: crate::fix::Applicability,
+    message: &'a str,
+    edits: Vec<JsonEdit<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    #[serde(flatten)]
+    location: Location,
+    /// The text that replaces the range (an empty range inserts it).
+    content: &'a str,
 }
 
 #[derive(Serialize)]
@@ -136,6 +153,18 @@ impl Reporter for Json {
                 occurrences: f.occurrences,
                 fingerprint: crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph)
                     .digest(),
+                fix: f.fix.as_ref().map(|fix| JsonFix {
+                    applicability: fix.applicability,
+                    message: &fix.message,
+                    edits: fix
+                        .edits
+                        .iter()
+                        .map(|e| JsonEdit {
+                            location: location(outcome, e.span),
+                            content: &e.content,
+                        })
+                        .collect(),
+                }),
                 labels: f
                     .secondary
                     .iter()

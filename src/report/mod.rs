@@ -101,3 +101,20 @@ pub fn write_not_rendered(outcome: &Outcome, out: &mut dyn Write) -> io::Result<
     }
     Ok(())
 }
+
+/// How many reported findings `--fix` would cure, and how many more `--unsafe-fixes` would.
+pub fn fixable(outcome: &Outcome) -> (usize, usize) {
+    let mut counts = (0, 0);
+    for fix in outcome.findings.iter().filter_map(|f| f.fix.as_ref()) {
+        match fix.applicability {
+            crate::fix::Applicability::Safe => counts.0 += 1,
+            crate::fix::Applicability::Unsafe => counts.1 += 1,
+        }
+    }
+    counts
+}
+
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -193,7 +193,36 @@ struct SarifResult<'a> {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     related_locations: Vec<Location>,
     partial_fingerprints: BTreeMap<&'static str, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<SarifFix>,
     properties: ResultProperties<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifFix {
+    description: OwnedText,
+    artifact_changes: Vec<ArtifactChange>,
+    properties: FixProperties,
+}
+
+#[derive(Serialize)]
+struct FixProperties {
+    applicability: crate::fix::Applicability,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange {
+    artifact_location: ArtifactLocation,
+    replacements: Vec<Replacement>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: Region,
+    inserted_content: OwnedText,
 }
 
 #[derive(Serialize)]
@@ -478,6 +507,31 @@ fn result<'a>(outcome: &'a Outcome, artifacts: &Artifacts, f: &'a Finding) -> Sa
             .map(|(i, l)| location(outcome, artifacts, Some(i + 1), l.span, &l.message))
             .collect(),
         partial_fingerprints: BTreeMap::from([(FINGERPRINT_KEY, fingerprint)]),
+        fixes: f
+            .fix
+            .iter()
+            .map(|fix| SarifFix {
+                description: OwnedText {
+                    text: fix.message.clone(),
+                },
+                artifact_changes: vec![ArtifactChange {
+                    artifact_location: artifacts.location(outcome, fix.file()),
+                    replacements: fix
+                        .edits
+                        .iter()
+                        .map(|e| Replacement {
+                            deleted_region: region(outcome, e.span),
+                            inserted_content: OwnedText {
+                                text: e.content.clone(),
+                            },
+                        })
+                        .collect(),
+                }],
+                properties: FixProperties {
+                    applicability: fix.applicability,
+                },
+            })
+            .collect(),
         properties: ResultProperties {
             object: f.object.as_ref().map(|o| ObjectProperty {
                 api_version: &o.api_version,

@@ -180,6 +180,62 @@ impl<'a> App<'a> {
         self.sync_policy()?.entry("automated").map(|e| e.key.span)
     }
 
+    /// The edit that adds `option` to `syncPolicy.syncOptions`, creating the list when it
+    /// is missing or empty.
+    pub fn add_option(&self, cx: &Cx, option: &str) -> Option<crate::fix::Edit> {
+        let ed = cx.editor();
+        let policy = self.sync_policy().filter(|p| p.is_map())?;
+        // A misspelt copy is respelt by sync-option-invalid's fix; adding another would
+        // leave two.
+        // An explicit `PruneLast=false` is a choice to respect, not a slip; a misspelt copy is
+        // respelt by sync-option-invalid's fix. Adding another item would contradict either.
+        let name = option.split('=').next().unwrap_or(option);
+        let written = self.sync_options_node().is_some_and(|l| {
+            l.items().iter().filter_map(Node::as_str).any(|t| {
+                use super::sync_options::{parse, Parsed};
+                match parse(t) {
+                    Parsed::NearMiss(c) => c.split('=').next() == Some(name),
+                    Parsed::Exact(o, _) => o.name == name,
+                    Parsed::Unknown => false,
+                }
+            })
+        });
+        if written {
+            return None;
+        }
+        match policy.entry("syncOptions") {
+            Some(e) if e.value.is_seq() => ed.append_item(&e.value, option),
+            Some(e) if e.value.is_null() => ed.fill_null(&e.key, &e.value, &[option]),
+            Some(_) => None,
+            None => ed.insert_entry(policy, "syncOptions", crate::fix::NewValue::List(&[option])),
+        }
+    }
+
+    /// The edit that sets flags under `automated` to `true`, whether they are written false
+    /// or missing.
+    pub fn set_flags(&self, cx: &Cx, flags: &[&str]) -> Option<Vec<crate::fix::Edit>> {
+        let ed = cx.editor();
+        let automated = self.automated()?;
+        // A flag written beside `automated` is moved in by automated-misuse's fix, comment and
+        // all; setting it here as well would leave the stray one behind.
+        let policy = self.sync_policy()?;
+        if flags.iter().any(|f| policy.get(f).is_some()) {
+            return None;
+        }
+        let mut edits = Vec::new();
+        let mut missing = Vec::new();
+        for flag in flags {
+            match automated.get(flag) {
+                Some(v) => edits.push(ed.replace_raw(v, "true")?),
+                None => missing.push((*flag, crate::fix::NewValue::Raw("true"))),
+            }
+        }
+        if !missing.is_empty() {
+            edits.push(ed.insert_entries(automated, &missing)?);
+        }
+        Some(edits)
+    }
+
     /// `spec.ignoreDifferences` items.
     pub fn ignore_differences(&self) -> &'a [Node] {
         self.spec

@@ -119,10 +119,15 @@ pub struct Cx<'a> {
     pub config: Option<&'a crate::config::Config>,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
     /// The given version, or the oldest supported one: the cautious reading.
     pub fn version_or_oldest(&self) -> Version {
         self.version.unwrap_or(Version::OLDEST_SUPPORTED)
+    }
+
+    /// Builds fixes on the files these objects came from.
+    pub fn editor(&self) -> crate::fix::Editor<'a> {
+        crate::fix::Editor::new(self.sources)
     }
 
     /// The span of `needle` inside a scalar node's source text, or the whole node when the
@@ -261,16 +266,35 @@ pub fn did_you_mean<'c>(
     word: &str,
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<&'c str> {
+    closest(word, candidates).map(|(c, _)| c)
+}
+
+/// The closest candidate when no other is as close: the only spelling a fix may pick.
+pub fn only_match<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    closest(word, candidates).and_then(|(c, unique)| unique.then_some(c))
+}
+
+/// The first closest candidate, and whether it is the only one at that distance.
+fn closest<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<(&'c str, bool)> {
     // Case, `-` and `_` are the usual slips; compare without them.
     let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
     let want = fold(word);
-    let mut best: Option<(usize, &str)> = None;
+    let mut best: Option<(usize, &str, bool)> = None;
     for c in candidates {
         let d = edit_distance(&want, &fold(c));
         let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
-        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
-            best = Some((d, c));
+        match best {
+            _ if d > limit => {}
+            Some((bd, _, _)) if d > bd => {}
+            Some((bd, bc, _)) if d == bd => best = Some((bd, bc, false)),
+            _ => best = Some((d, c, true)),
         }
     }
-    best.map(|(_, c)| c)
+    best.map(|(_, c, unique)| (c, unique))
 }

@@ -186,6 +186,20 @@ impl Node {
             .and_then(Node::as_str)
     }
 
+    /// The mapping in this subtree that has the key written at `key`.
+    pub fn map_holding(&self, key: Span) -> Option<&Node> {
+        match &self.value {
+            Value::Scalar(_) => None,
+            Value::Seq { items, .. } => items.iter().find_map(|i| i.map_holding(key)),
+            Value::Map { entries, .. } => {
+                if entries.iter().any(|e| e.key.span == key) {
+                    return Some(self);
+                }
+                entries.iter().find_map(|e| e.value.map_holding(key))
+            }
+        }
+    }
+
     /// Number of nodes in this subtree, itself included.
     pub fn size(&self) -> usize {
         match &self.value {

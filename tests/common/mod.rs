@@ -105,3 +105,33 @@ pub fn stable(human: &str) -> String {
 pub fn json(run: &Run) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("JSON output: {e}\n{}", run.stdout))
 }
+
+/// The JSON report of `gitops-lint PATH --no-config EXTRA...` run in `dir`, whatever it finds.
+pub fn lint_json(dir: &Path, path: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        path,
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "--no-config",
+    ];
+    args.extend_from_slice(extra);
+    let run = run_in(dir, &args, Duration::from_secs(120));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    json(&run)
+}
+
+/// The first finding that still offers a fix `--fix` (with `--unsafe-fixes` when `unsafe_ok`)
+/// would apply: after `--fix`, there must be none.
+pub fn still_fixable(report: &serde_json::Value, unsafe_ok: bool) -> Option<String> {
+    report["findings"].as_array()?.iter().find_map(|f| {
+        let fix = &f["fix"];
+        (fix.is_object() && (unsafe_ok || fix["applicability"] == "safe")).then(|| {
+            format!(
+                "{} at {}:{}: {}",
+                f["rule"], f["file"], f["start"]["line"], fix["message"]
+            )
+        })
+    })
+}

@@ -1,5 +1,7 @@
 use super::app_name;
+use crate::fix::{Applicability, Edit, Fix, NewValue};
 use crate::render::Graph;
+use crate::rules::app::App;
 use crate::rules::app::{app, covers};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Node;
@@ -50,7 +52,8 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         );
         f.on(g.apps[a].unit)
             .label("the parent re-applies every child's syncPolicy")
-            .help("on the parent, ignore `/spec/syncPolicy/automated` for `group: argoproj.io, kind: Application` and add `RespectIgnoreDifferences=true` to its syncOptions (the Argo CD cluster-bootstrapping recipe)");
+            .help("on the parent, ignore `/spec/syncPolicy/automated` for `group: argoproj.io, kind: Application` and add `RespectIgnoreDifferences=true` to its syncOptions (the Argo CD cluster-bootstrapping recipe)")
+            .fix(protect_children(cx, &parent));
         f.applications = vec![app_name(g, a)];
     }
     for u in 0..g.units.len() {
@@ -93,6 +96,47 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         )
         .on(u)
         .label("the ApplicationSet owns every generated syncPolicy")
-        .help("add `ignoreApplicationDifferences: [{jsonPointers: [/spec/syncPolicy]}]` to the ApplicationSet spec");
+        .help("add `ignoreApplicationDifferences: [{jsonPointers: [/spec/syncPolicy]}]` to the ApplicationSet spec")
+        .fix(unit.obj.spec().and_then(|spec| {
+            let edit = append_or_create(cx, spec, "ignoreApplicationDifferences", APPSET_IGNORE);
+            Fix::unsafe_("add `ignoreApplicationDifferences` for /spec/syncPolicy", edit)
+        }));
+    }
+}
+
+const PARENT_IGNORE: &str =
+    "{group: argoproj.io, kind: Application, jsonPointers: [/spec/syncPolicy/automated]}";
+const APPSET_IGNORE: &str = "{jsonPointers: [/spec/syncPolicy]}";
+
+/// The recipe on the parent: the ignore, and the option that makes syncs respect it.
+fn protect_children(cx: &Cx, parent: &App) -> Option<Fix> {
+    let mut edits = Vec::new();
+    // The option goes first: when both land after the last line of syncPolicy, the deeper
+    // line must come before the new spec key.
+    if !parent.has_option("RespectIgnoreDifferences=true").is_yes() {
+        edits.push(parent.add_option(cx, "RespectIgnoreDifferences=true"));
+    }
+    if !parent.ignores("argoproj.io", "Application", None, &POINTERS) {
+        edits.push(append_or_create(
+            cx,
+            parent.spec,
+            "ignoreDifferences",
+            PARENT_IGNORE,
+        ));
+    }
+    Fix::new(
+        Applicability::Unsafe,
+        "ignore children's /spec/syncPolicy/automated and respect the ignore",
+        edits,
+    )
+}
+
+/// Appends a flow-mapping item to the list under `key`, or creates the list.
+fn append_or_create(cx: &Cx, map: &Node, key: &str, item: &str) -> Option<Edit> {
+    let ed = cx.editor();
+    match map.get(key) {
+        Some(list) if list.is_seq() => ed.append_raw(list, item),
+        Some(_) => None,
+        None => ed.insert_entry(map, key, NewValue::Raw(&format!("[{item}]"))),
     }
 }

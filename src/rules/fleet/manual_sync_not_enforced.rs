@@ -1,7 +1,9 @@
 use super::{app_name, policy_anchor};
+use crate::fix::{Fix, NewValue};
 use crate::render::Graph;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink, Version};
+use crate::yaml::Node;
 
 rule! {
     id: "manual-sync-not-enforced",
@@ -49,8 +51,36 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                     app_name(g, a)
                 ),
             );
-            f.on(u).label("auto-sync off by omission").help(help);
+            f.on(u)
+                .label("auto-sync off by omission")
+                .help(help)
+                .fix(enforce_manual(cx, &obj.root));
             f.applications = vec![app_name(g, a)];
         }
     }
+}
+
+/// Writes `automated: {enabled: false}` into the child. Only for a known 3.1 or later: an
+/// older API server drops `enabled` and the empty `automated` turns auto-sync on.
+fn enforce_manual(cx: &Cx, root: &Node) -> Option<Fix> {
+    if cx.version.is_none_or(|v| v < Version::new(3, 1)) {
+        return None;
+    }
+    let ed = cx.editor();
+    let spec = root.get("spec")?;
+    const OFF: &str = "{enabled: false}";
+    let edit = match spec.get("syncPolicy") {
+        None => ed.insert_entry(
+            spec,
+            "syncPolicy",
+            NewValue::Raw(&format!("{{automated: {OFF}}}")),
+        ),
+        Some(p) if p.is_null() => ed.replace_raw(p, &format!("{{automated: {OFF}}}")),
+        Some(p) => match p.get("automated") {
+            None => ed.insert_entry(p, "automated", NewValue::Raw(OFF)),
+            Some(a) if a.is_null() => ed.replace_raw(a, OFF),
+            Some(_) => None,
+        },
+    };
+    Fix::unsafe_("write `automated: {enabled: false}`", edit)
 }

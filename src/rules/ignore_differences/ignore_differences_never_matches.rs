@@ -1,3 +1,4 @@
+use crate::fix::{Fix, NewValue};
 use crate::kinds::{glob_match, groups_of, is_glob};
 use crate::model::Object;
 use crate::rules::app::app;
@@ -43,9 +44,21 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                     Some(g) if !group.is_empty() => (g.span, format!("{kind} is not in group `{group}`: this entry never matches, so nothing is ignored")),
                     _ => (kind_node.span, format!("without `group`, the entry matches only core-group kinds; {kind} is in {want}, so nothing is ignored")),
                 };
+                let fix = match groups {
+                    [only] if !only.is_empty() => {
+                        let ed = cx.editor();
+                        let edit = match entry.get("group") {
+                            Some(g) => ed.replace_scalar(g, only),
+                            None => ed.insert_entry(entry, "group", NewValue::Scalar(only)),
+                        };
+                        Fix::safe(format!("set `group: {only}`"), edit)
+                    }
+                    _ => None,
+                };
                 out.report(span, message)
                     .label("never matches")
-                    .help(format!("set `group: {}`", groups[0]));
+                    .help(format!("set `group: {}`", groups[0]))
+                    .fix(fix);
             }
         }
         let has = |k: &str| entry.get(k).is_some_and(|n| !n.items().is_empty());

@@ -1,4 +1,5 @@
 use super::schema_of;
+use crate::fix::{Editor, Fix};
 use crate::model::Object;
 use crate::rules::{rule, Cx, Sink};
 use crate::schema::{walk, Ty, Visitor};
@@ -15,6 +16,7 @@ rule! {
 
 struct Ambiguous<'a> {
     out: &'a mut Sink,
+    ed: Editor<'a>,
 }
 
 impl Visitor for Ambiguous<'_> {
@@ -32,13 +34,18 @@ impl Visitor for Ambiguous<'_> {
                         self.out
                             .report(node.span, format!("`{}` is the boolean {b} to the cluster (YAML 1.1) but a string to YAML 1.2 tools", s.text))
                             .label(format!("read as {b}"))
-                            .help(format!("write `{field}: {b}`"));
+                            .help(format!("write `{field}: {b}`"))
+                            // What the cluster reads already: nothing changes but the spelling.
+                            .fix(Fix::safe(format!("write `{b}`"), self.ed.replace_raw(node, &b.to_string())));
                     }
                 } else if v11 == Kind::Str && typing::looks_boolean(&s.text) {
                     self.out
                         .report(node.span, format!("`{field}` is a quoted string, not a boolean: the API server rejects it or the field is lost"))
                         .label("a string")
-                        .help(format!("write `{field}: {}` without quotes", s.text.to_ascii_lowercase()));
+                        .help(format!("write `{field}: {}` without quotes", s.text.to_ascii_lowercase()))
+                        .fix(meant(&s.text).and_then(|b| {
+                            Fix::unsafe_(format!("write `{b}` without quotes"), self.ed.replace_raw(node, &b.to_string()))
+                        }));
                 }
             }
             Ty::String => {
@@ -64,16 +71,40 @@ impl Visitor for Ambiguous<'_> {
                         ),
                     )
                     .label("not a string")
-                    .help(format!("quote it: `{field}: \"{}\"`", s.text));
+                    .help(format!("quote it: `{field}: \"{}\"`", s.text))
+                    // The value the cluster receives changes, from what it parsed to what is written.
+                    .fix(serde_json::to_string(&s.text).ok().and_then(|quoted| {
+                        Fix::unsafe_(
+                            format!("quote it: `{quoted}`"),
+                            self.ed.replace_raw(node, &quoted),
+                        )
+                    }));
             }
             _ => {}
         }
     }
 }
 
-fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some((schemas, root)) = schema_of(obj) else {
         return;
     };
-    walk(schemas, &obj.root, root, &mut Ambiguous { out });
+    walk(
+        schemas,
+        &obj.root,
+        root,
+        &mut Ambiguous {
+            out,
+            ed: cx.editor(),
+        },
+    );
+}
+
+/// The boolean a quoted boolean-looking string means.
+fn meant(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "y" | "on" => Some(true),
+        "false" | "no" | "n" | "off" => Some(false),
+        _ => None,
+    }
 }

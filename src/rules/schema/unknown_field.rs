@@ -1,9 +1,10 @@
 use super::schema_of;
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::sync_policy::automated_misuse::FLAGS;
-use crate::rules::{did_you_mean, rule, Cx, Sink};
+use crate::rules::{did_you_mean, only_match, rule, Cx, Sink};
 use crate::schema::{walk, Def, Visitor};
-use crate::yaml::{typing, Entry};
+use crate::yaml::{typing, Entry, Node};
 
 rule! {
     id: "unknown-field",
@@ -16,6 +17,8 @@ rule! {
 struct Unknown<'a, 'b> {
     out: &'a mut Sink,
     kind: &'b str,
+    root: &'b Node,
+    cx: &'b Cx<'b>,
 }
 
 /// Paths that automated-misuse explains better.
@@ -42,7 +45,17 @@ impl Visitor for Unknown<'_, '_> {
             ),
         );
         f.label("unknown field");
-        match did_you_mean(key, def.fields.iter().map(|(k, _)| k.as_str())) {
+        let known = || def.fields.iter().map(|(k, _)| k.as_str());
+        if let (Some(s), Some(map)) = (
+            only_match(key, known()),
+            self.root.map_holding(entry.key.span),
+        ) {
+            f.fix(Fix::unsafe_(
+                format!("rename `{key}` to `{s}`"),
+                self.cx.editor().rename_key(map, &entry.key, s),
+            ));
+        }
+        match did_you_mean(key, known()) {
             Some(s) => f.help(format!("did you mean `{s}`?")),
             None => f.help(format!(
                 "known fields here: {}",
@@ -56,7 +69,7 @@ impl Visitor for Unknown<'_, '_> {
     }
 }
 
-fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some((schemas, root)) = schema_of(obj) else {
         return;
     };
@@ -67,6 +80,8 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
         &mut Unknown {
             out,
             kind: &obj.kind,
+            root: &obj.root,
+            cx,
         },
     );
 }

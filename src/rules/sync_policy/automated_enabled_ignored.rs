@@ -1,4 +1,5 @@
 use crate::finding::Severity;
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink, Version};
@@ -38,5 +39,23 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     out.report(enabled.span, message)
         .severity(severity)
         .label("auto-sync is meant to be off here")
-        .help("on Argo CD before 3.2, remove `automated` entirely to turn auto-sync off; otherwise pass --argocd-version 3.2 (or later) to confirm the field is honoured");
+        .help("on Argo CD before 3.2, remove `automated` entirely to turn auto-sync off; otherwise pass --argocd-version 3.2 (or later) to confirm the field is honoured")
+        .fix(remove_automated(cx, &app));
+}
+
+/// Removing `automated` is what turns auto-sync off on every version; offered where the
+/// field is certainly dropped (before 3.1) or the version is not known.
+fn remove_automated(cx: &Cx, app: &crate::rules::app::App) -> Option<Fix> {
+    if cx.version.is_some_and(|v| v >= Version::new(3, 1)) {
+        return None;
+    }
+    let policy = app.sync_policy()?;
+    let index = policy
+        .entries()
+        .iter()
+        .rposition(|e| e.key.as_str() == Some("automated"))?;
+    Fix::unsafe_(
+        "remove `automated` to turn auto-sync off",
+        cx.editor().remove_entry(policy, index),
+    )
 }

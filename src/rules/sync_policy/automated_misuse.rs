@@ -1,6 +1,7 @@
+use crate::fix::{Applicability, Fix, NewValue};
 use crate::model::Object;
 use crate::rules::app::app;
-use crate::rules::{did_you_mean, rule, Cx, Sink};
+use crate::rules::{did_you_mean, only_match, rule, Cx, Sink};
 use crate::yaml::typing::{self, Kind};
 use crate::yaml::Node;
 
@@ -50,16 +51,70 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                     f.help("the keys under automated are prune, selfHeal, allowEmpty and enabled")
                 }
             };
+            if let Some(s) = only_match(key, FLAGS) {
+                // `enabled: false` turns auto-sync off, and only on some versions: that
+                // respelling changes what Argo CD does, the others make a flag mean what it says.
+                let applicability = if s == "enabled" {
+                    Applicability::Unsafe
+                } else {
+                    Applicability::Safe
+                };
+                f.fix(Fix::new(
+                    applicability,
+                    format!("rename `{key}` to `{s}`"),
+                    [cx.editor().rename_key(automated, &e.key, s)],
+                ));
+            }
         }
     }
-    for e in policy.entries() {
+    for (index, e) in policy.entries().iter().enumerate() {
         let Some(key) = e.key.as_str() else { continue };
         if FLAGS.contains(&key) {
             out.report(e.key.span, format!("`{key}` belongs under `syncPolicy.automated`; directly under syncPolicy it is dropped"))
                 .label("misplaced")
-                .help(format!("move `{key}` into `automated:`"));
+                .help(format!("move `{key}` into `automated:`"))
+                .fix(move_into_automated(cx, policy, index, key));
         }
     }
+}
+
+/// Moves a flag written beside `automated` into it. Only into an existing `automated`
+/// mapping that lacks the flag: creating `automated` would turn auto-sync on.
+fn move_into_automated(cx: &Cx, policy: &Node, index: usize, key: &str) -> Option<Fix> {
+    let automated = policy.get("automated").filter(|a| a.is_map())?;
+    if automated.get(key).is_some() {
+        return None;
+    }
+    let value = &policy.entries()[index].value;
+    value.as_scalar()?;
+    let text = &cx.sources.get(value.span.file).text;
+    let raw = text
+        .get(value.span.range())
+        .filter(|r| !r.is_empty() && !r.contains('\n'))?;
+    // A comment after the flag moves with it; a flow mapping has no room for one.
+    let rest = text[value.span.end as usize..].lines().next().unwrap_or("");
+    let comment = rest.trim_end_matches('\r');
+    let moved = if comment.trim().starts_with('#') {
+        if automated_is_flow(automated) {
+            return None;
+        }
+        format!("{raw}{comment}")
+    } else {
+        raw.to_string()
+    };
+    let ed = cx.editor();
+    Fix::new(
+        Applicability::Unsafe,
+        format!("move `{key}` into `automated`"),
+        [
+            ed.remove_entry(policy, index),
+            ed.insert_entry(automated, key, NewValue::Raw(&moved)),
+        ],
+    )
+}
+
+fn automated_is_flow(node: &Node) -> bool {
+    matches!(node.value, crate::yaml::Value::Map { flow: true, .. })
 }
 
 fn check_value(out: &mut Sink, value: &Node, key: &str) {

@@ -1,3 +1,4 @@
+use crate::fix::{Applicability, Fix};
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};
@@ -26,5 +27,8 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         format!("{} auto-syncs new commits only: live drift is never corrected and objects removed from Git are never pruned", app.kind_name()),
     )
     .label("automated without selfHeal or prune")
-    .help("set `selfHeal: true` and `prune: true` under automated (or turn auto-sync off explicitly with `enabled: false` on Argo CD 3.2+)");
+    .help("set `selfHeal: true` and `prune: true` under automated (or turn auto-sync off explicitly with `enabled: false` on Argo CD 3.2+)")
+    .fix(app.set_flags(cx, &["prune", "selfHeal"]).and_then(|edits| {
+        Fix::new(Applicability::Unsafe, "set `prune: true` and `selfHeal: true` under automated", edits.into_iter().map(Some))
+    }));
 }

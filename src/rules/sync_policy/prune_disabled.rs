@@ -1,3 +1,4 @@
+use crate::fix::{Applicability, Fix};
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};
@@ -27,5 +28,8 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         format!("{} self-heals but never prunes: objects removed from Git keep running, and a change that only needs pruning never syncs", app.kind_name()),
     )
     .label("prune is not true")
-    .help("set `prune: true` under automated (protect individual objects with the `argocd.argoproj.io/sync-options: Prune=false` annotation)");
+    .help("set `prune: true` under automated (protect individual objects with the `argocd.argoproj.io/sync-options: Prune=false` annotation)")
+    .fix(app.set_flags(cx, &["prune"]).and_then(|edits| {
+        Fix::new(Applicability::Unsafe, "set `prune: true` under automated", edits.into_iter().map(Some))
+    }));
 }

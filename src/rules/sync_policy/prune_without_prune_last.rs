@@ -1,3 +1,4 @@
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::app::{app, Tri};
 use crate::rules::{rule, Cx, Sink};
@@ -27,5 +28,9 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     )
     .label("PruneLast=true is missing here")
     .also(prune.key.span, "pruning is on")
-    .help("add `PruneLast=true` to spec.syncPolicy.syncOptions so that pruning runs after every other wave is healthy");
+    .help("add `PruneLast=true` to spec.syncPolicy.syncOptions so that pruning runs after every other wave is healthy")
+    .fix(Fix::safe(
+        "add `PruneLast=true` to syncOptions",
+        app.add_option(cx, "PruneLast=true"),
+    ));
 }

@@ -1,3 +1,4 @@
+use crate::fix::{Applicability, Fix};
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};
@@ -27,5 +28,8 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         format!("{} prunes but does not self-heal: a live change stays until the next commit is synced", app.kind_name()),
     )
     .label("selfHeal is not true")
-    .help("set `selfHeal: true` under automated; for a deliberate live change use a break-glass path (a sync window or a paused app), not a permanently open door");
+    .help("set `selfHeal: true` under automated; for a deliberate live change use a break-glass path (a sync window or a paused app), not a permanently open door")
+    .fix(app.set_flags(cx, &["selfHeal"]).and_then(|edits| {
+        Fix::new(Applicability::Unsafe, "set `selfHeal: true` under automated", edits.into_iter().map(Some))
+    }));
 }

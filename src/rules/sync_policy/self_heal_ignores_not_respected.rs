@@ -1,3 +1,4 @@
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::app::{app, Tri};
 use crate::rules::{rule, Cx, Sink};
@@ -63,7 +64,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         }
         (None, None) => return,
     };
-    f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live values of ignored fields");
+    f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live values of ignored fields")
+        .fix(Fix::safe(
+            "add `RespectIgnoreDifferences=true` to syncOptions",
+            app.add_option(cx, "RespectIgnoreDifferences=true"),
+        ));
 }
 
 /// Whether an ignore entry covers a field Git can set: anything but `status` (or an entry

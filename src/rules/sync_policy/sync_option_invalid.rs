@@ -1,6 +1,8 @@
+use crate::fix::{Applicability, Fix};
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::sync_options::{self, all_uses, Parsed};
+use crate::rules::sync_options::{Level, Use};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::typing;
 
@@ -32,7 +34,8 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             Parsed::NearMiss(canonical) => {
                 out.report(u.span, format!("`{}` is not a sync option Argo CD recognises: options are matched exactly, so this one does nothing", u.text))
                     .label("not an exact match")
-                    .help(format!("write `{canonical}`"));
+                    .help(format!("write `{canonical}`"))
+                    .fix(respell(cx, obj, &u, &canonical));
             }
             Parsed::Unknown => {
                 out.report(u.span, format!("`{}` is not an Argo CD sync option", u.text))
@@ -41,4 +44,43 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             }
         }
     }
+}
+
+/// The canonical spelling in place of the written one. Case and spacing slips are safe to
+/// correct; a corrected typo in the name is a guess a reviewer should confirm.
+fn respell(cx: &Cx, obj: &Object, u: &Use, canonical: &str) -> Option<Fix> {
+    if canonical.contains('|') {
+        // The value is not known: several would fit.
+        return None;
+    }
+    let ed = cx.editor();
+    if u.level == Level::App {
+        // The right spelling is in the list already: this copy only ever did nothing.
+        let list = app(cx, obj)?.sync_options_node()?;
+        let items = list.items();
+        if items.iter().any(|i| i.as_str() == Some(canonical)) {
+            let index = items.iter().position(|i| i.span == u.span)?;
+            return Fix::safe(
+                format!("remove it: `{canonical}` is in the list already"),
+                ed.remove_item(list, index),
+            );
+        }
+    }
+    let fold = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let applicability = if fold(u.text) == fold(canonical) {
+        Applicability::Safe
+    } else {
+        Applicability::Unsafe
+    };
+    let edit = match u.level {
+        Level::App if u.span == u.node.span => ed.replace_scalar(u.node, canonical),
+        Level::App => None,
+        Level::Resource => ed.replace_within(u.node, u.span, canonical),
+    };
+    Fix::new(applicability, format!("write `{canonical}`"), [edit])
 }

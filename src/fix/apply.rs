@@ -1,0 +1,266 @@
+//! Which fixes run, what they make of each file, and how the result reaches the disk.
+
+use super::{apply_edits, Applicability, Edit, Fix};
+use crate::finding::Finding;
+use crate::source::SourceDb;
+use crate::yaml::{self, FileId, ParseLimits};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The fixes chosen for one round, per file, with the findings they cure.
+pub struct Round<'a> {
+    pub files: BTreeMap<FileId, Vec<(&'a Finding, &'a Fix)>>,
+}
+
+/// Picks the fixes to apply now. Findings come in report order. A fix waits for the next
+/// round, when it is recomputed on the new text, if its edits touch one already picked or if
+/// another fix on the same object was picked: two cures of one Application (say, a renamed
+/// `selfheal` and a missing `selfHeal`) can each be right alone and wrong together.
+pub fn plan<'a>(
+    findings: &'a [Finding],
+    unsafe_fixes: bool,
+    editable: &dyn Fn(&Finding, &Fix) -> bool,
+) -> Round<'a> {
+    let mut files: BTreeMap<FileId, Vec<(&Finding, &Fix)>> = BTreeMap::new();
+    let mut objects: Vec<(FileId, &crate::finding::ObjectRef, &Fix)> = Vec::new();
+    // Safe fixes first: a respelt key must win over an unsafe fix that adds the key anew.
+    let mut order: Vec<(&Finding, &Fix)> = findings
+        .iter()
+        .filter_map(|f| Some((f, f.fix.as_ref()?)))
+        .filter(|(_, fix)| unsafe_fixes || fix.applicability == Applicability::Safe)
+        .collect();
+    order.sort_by_key(|(_, fix)| fix.applicability);
+    for (f, fix) in order {
+        if !editable(f, fix) {
+            continue;
+        }
+        let picked = files.entry(fix.file()).or_default();
+        // The same cure found twice (one template, many rendered apps) is applied once.
+        if picked.iter().any(|(_, p)| p.edits == fix.edits) {
+            picked.push((f, fix));
+            continue;
+        }
+        let clash = picked
+            .iter()
+            .flat_map(|(_, p)| &p.edits)
+            .any(|a| fix.edits.iter().any(|b| touches(a, b)));
+        let busy = f.object.as_ref().is_some_and(|o| {
+            objects
+                .iter()
+                .any(|(file, other, _)| *file == fix.file() && *other == o)
+        });
+        if !clash && !busy {
+            picked.push((f, fix));
+            if let Some(o) = &f.object {
+                objects.push((fix.file(), o, fix));
+            }
+        }
+    }
+    Round { files }
+}
+
+/// Edits that overlap or meet: their order would be a guess.
+fn touches(a: &Edit, b: &Edit) -> bool {
+    a.span.start <= b.span.end && b.span.start <= a.span.end
+}
+
+/// The text of `file` with the given fixes applied.
+pub fn rewrite(text: &str, fixes: &[&Fix]) -> String {
+    let mut edits: Vec<&Edit> = Vec::new();
+    for fix in fixes {
+        for e in &fix.edits {
+            if !edits.contains(&e) {
+                edits.push(e);
+            }
+        }
+    }
+    edits.sort_by_key(|e| e.span);
+    apply_edits(text, &edits)
+}
+
+/// Why a rewritten file is refused: it must parse as cleanly as before, into as many
+/// documents. A fix that breaks this is a bug in the fix, never something to write.
+pub fn check(before: &str, after: &str) -> Result<(), String> {
+    let limits = ParseLimits::default();
+    let a = yaml::parse(0, before, limits);
+    let b = yaml::parse(0, after, limits);
+    if let Some(p) = b.problems.first() {
+        return Err(p.message.clone());
+    }
+    if a.documents.len() != b.documents.len() {
+        return Err(format!(
+            "the file would have {} documents instead of {}",
+            b.documents.len(),
+            a.documents.len()
+        ));
+    }
+    Ok(())
+}
+
+/// What `--fix` did to one file.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub path: PathBuf,
+    /// The text as first read.
+    pub before: String,
+    pub after: String,
+    /// Rule ids of the findings fixed, one per finding.
+    pub fixed: Vec<&'static str>,
+}
+
+/// What a `--fix` run did.
+#[derive(Debug, Default)]
+pub struct Fixed {
+    pub changes: Vec<Change>,
+    /// Fixes that could not be applied, and files that could not be written.
+    pub problems: Vec<String>,
+}
+
+impl Fixed {
+    pub fn count(&self) -> usize {
+        self.changes.iter().map(|c| c.fixed.len()).sum()
+    }
+
+    /// A unified diff of every change, `a/` and `b/` prefixed as git writes them.
+    pub fn diff(&self) -> String {
+        let mut out = String::new();
+        for c in &self.changes {
+            let path = c.path.to_string_lossy().replace('\\', "/");
+            let (old, new) = if c.path.is_absolute() {
+                (path.clone(), path)
+            } else {
+                (format!("a/{path}"), format!("b/{path}"))
+            };
+            let diff = similar::TextDiff::from_lines(&c.before, &c.after);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&old, &new)
+                    .to_string(),
+            );
+        }
+        out
+    }
+
+    /// Writes every change; a file that changed on disk since it was read, or that cannot be
+    /// written safely, is left alone and reported.
+    pub fn write(&mut self) {
+        let mut problems = Vec::new();
+        self.changes.retain(|c| match write_change(c) {
+            Ok(()) => true,
+            Err(e) => {
+                problems.push(format!("{}: {e}; not fixed", c.path.display()));
+                false
+            }
+        });
+        self.problems.extend(problems);
+    }
+}
+
+fn write_change(c: &Change) -> Result<(), String> {
+    let meta = std::fs::symlink_metadata(&c.path).map_err(|e| e.to_string())?;
+    if !meta.file_type().is_file() {
+        return Err("not a regular file (a symlink?)".into());
+    }
+    let now = std::fs::read(&c.path).map_err(|e| e.to_string())?;
+    if now != c.before.as_bytes() {
+        return Err("the file changed while it was being checked".into());
+    }
+    atomic_write(&c.path, c.after.as_bytes(), Some(meta.permissions()))
+}
+
+/// Writes through a temporary file in the same directory and a rename, so a reader never
+/// sees half a file; the file keeps `permissions` when given.
+pub fn atomic_write(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> Result<(), String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".{name}.gitops-lint-{}", std::process::id()));
+    let result = std::fs::write(&tmp, bytes)
+        .and_then(|_| match permissions {
+            Some(p) => std::fs::set_permissions(&tmp, p),
+            None => Ok(()),
+        })
+        .and_then(|_| std::fs::rename(&tmp, path));
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: {e}", path.display())
+    })
+}
+
+/// Whether a fix may edit `file`: parsed cleanly, and inside one of the linted paths.
+pub fn editable(sources: &SourceDb, clean: &[bool], linted: &[PathBuf], file: FileId) -> bool {
+    if !clean.get(file as usize).copied().unwrap_or(false) {
+        return false;
+    }
+    let path = crate::render::normalize(&sources.get(file).path);
+    if !linted.iter().any(|root| path.starts_with(root)) {
+        return false;
+    }
+    // A symlinked directory inside the tree may lead out of it.
+    let real = |p: &Path| p.canonicalize().ok();
+    let Some(file) = real(&sources.get(file).path) else {
+        return false;
+    };
+    linted.iter().any(|root| {
+        let root = if root.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            root
+        };
+        real(root).is_some_and(|r| file.starts_with(r))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_changed_since_it_was_read_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.yaml");
+        std::fs::write(&path, "a: 2\n").unwrap();
+        let mut fixed = Fixed {
+            changes: vec![Change {
+                path: path.clone(),
+                before: "a: 1\n".into(),
+                after: "a: 3\n".into(),
+                fixed: vec!["r"],
+            }],
+            problems: Vec::new(),
+        };
+        fixed.write();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 2\n");
+        assert!(fixed.changes.is_empty());
+        assert!(fixed.problems[0].contains("changed while it was being checked"));
+    }
+
+    #[test]
+    fn symlinks_are_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("real.yaml");
+        std::fs::write(&target, "a: 1\n").unwrap();
+        let link = dir.path().join("link.yaml");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let mut fixed = Fixed {
+            changes: vec![Change {
+                path: link,
+                before: "a: 1\n".into(),
+                after: "a: 3\n".into(),
+                fixed: vec!["r"],
+            }],
+            problems: Vec::new(),
+        };
+        fixed.write();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "a: 1\n");
+        assert!(fixed.problems[0].contains("not a regular file"));
+    }
+}
