@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
-const FILES: usize = 120;
+const FILES: usize = 200;
 
 /// xorshift64*: deterministic across platforms, no dependency.
 struct Rng(u64);
@@ -162,10 +162,16 @@ fn quoted(rng: &mut Rng, text: &str) -> G {
 fn application(rng: &mut Rng, name: &str, flow_policy: bool) -> G {
     let mut automated = Vec::new();
     for flag in ["prune", "selfHeal"] {
+        // A slip in the key's case, which automated-misuse's fix respells.
+        let key = if flag == "selfHeal" && rng.chance(15) {
+            "selfheal"
+        } else {
+            flag
+        };
         match rng.below(4) {
             0 => {}
-            1 => automated.push((flag.to_string(), s("false"))),
-            _ => automated.push((flag.to_string(), s("true"))),
+            1 => automated.push((key.to_string(), s("false"))),
+            _ => automated.push((key.to_string(), s("true"))),
         }
     }
     if rng.chance(30) {
@@ -178,10 +184,17 @@ fn application(rng: &mut Rng, name: &str, flow_policy: bool) -> G {
         2 => Some(G::Seq(Vec::new(), true)),
         _ => {
             let n = 1 + rng.below(2);
-            let items = ["CreateNamespace=true", "ServerSideApply=true"][..n]
+            let mut items: Vec<G> = ["CreateNamespace=true", "ServerSideApply=true"][..n]
                 .iter()
                 .map(|t| quoted(rng, t))
                 .collect();
+            // A misspelt option, sometimes next to the right spelling.
+            if rng.chance(20) {
+                items.insert(rng.below(items.len() + 1), quoted(rng, "prunelast=true"));
+                if rng.chance(40) {
+                    items.push(s("PruneLast=true"));
+                }
+            }
             Some(G::Seq(items, flow_policy || rng.chance(30)))
         }
     };
@@ -326,7 +339,16 @@ fn same_but_intended(before: &Value, after: &Value, unsafe_fixes: bool) -> Resul
             })
             .unwrap_or_default()
     };
-    let (ob, oa) = (options(before), options(after));
+    // What sync-option-invalid's fix makes of the existing items: respelt, and dropped when
+    // the right spelling is there already.
+    let written = options(before);
+    let right = written.iter().any(|o| o == "PruneLast=true");
+    let ob: Vec<String> = written
+        .iter()
+        .filter(|o| !(right && *o == "prunelast=true"))
+        .map(|o| o.replace("prunelast=true", "PruneLast=true"))
+        .collect();
+    let oa = options(after);
     if !oa.starts_with(&ob) {
         return Err(format!("existing sync options changed: {ob:?} -> {oa:?}"));
     }
@@ -334,11 +356,17 @@ fn same_but_intended(before: &Value, after: &Value, unsafe_fixes: bool) -> Resul
     if extra.iter().any(|o| !ADDED.contains(&o.as_str())) || extra.len() > 2 {
         return Err(format!("unexpected sync options added: {extra:?}"));
     }
+    if !policy(after)["automated"]["selfheal"].is_null() {
+        return Err("`selfheal` was not respelt".into());
+    }
     for flag in ["prune", "selfHeal"] {
-        let (b, a) = (
-            &policy(before)["automated"][flag],
-            &policy(after)["automated"][flag],
-        );
+        let written = &policy(before)["automated"];
+        let b = if flag == "selfHeal" && written[flag].is_null() {
+            &written["selfheal"]
+        } else {
+            &written[flag]
+        };
+        let a = &policy(after)["automated"][flag];
         let changed = a != b;
         if changed && (!unsafe_fixes || *a != Value::Bool(true)) {
             return Err(format!("automated.{flag}: {b} -> {a}"));
@@ -351,6 +379,7 @@ fn same_but_intended(before: &Value, after: &Value, unsafe_fixes: bool) -> Resul
             if let Some(a) = p.get_mut("automated").and_then(Value::as_object_mut) {
                 a.remove("prune");
                 a.remove("selfHeal");
+                a.remove("selfheal");
             }
         }
         v
@@ -414,8 +443,19 @@ fn fix_and_check(unsafe_fixes: bool, seed: u64) {
                 ));
             }
         }
-        if comments(old) != comments(new) {
-            failures.push(format!("{name}: comments changed\n{new}"));
+        // Every comment stays, except one on the line of a removed duplicate item.
+        let mut lost = comments(old);
+        for c in comments(new) {
+            match lost.iter().position(|l| *l == c) {
+                Some(i) => {
+                    lost.remove(i);
+                }
+                None => failures.push(format!("{name}: a comment appeared: {c}")),
+            }
+        }
+        let removable = old.contains("prunelast=true") && old.contains("PruneLast=true");
+        if lost.iter().any(|c| !(removable && c.trim() == "item")) {
+            failures.push(format!("{name}: comments lost: {lost:?}\n{new}"));
         }
         if old.contains("\r\n") && new.replace("\r\n", "").contains('\n') {
             failures.push(format!("{name}: a bare LF in a CRLF file\n{new:?}"));
