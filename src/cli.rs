@@ -162,6 +162,9 @@ pub struct LintArgs {
     /// doc says which).
     #[arg(long)]
     pub unsafe_fixes: bool,
+    /// Print the wall time of each pipeline stage on stderr.
+    #[arg(long, hide = true)]
+    pub timings: bool,
 }
 
 /// Which config file applies.
@@ -599,6 +602,16 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         }
     }
 
+    if args.timings {
+        for (phase, took) in &outcome.summary.phases {
+            eprintln!("{phase:>24}: {:>7.1} ms", took.as_secs_f64() * 1e3);
+        }
+        eprintln!(
+            "{:>24}: {:>7.1} ms",
+            "total",
+            outcome.summary.elapsed.as_secs_f64() * 1e3
+        );
+    }
     let terminal = std::io::stdout().is_terminal();
     let color =
         terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());

@@ -50,6 +50,8 @@ pub struct Summary {
     pub suppressed: usize,
     pub baselined: usize,
     pub elapsed: Duration,
+    /// Wall time of each stage, in pipeline order (`--timings`).
+    pub phases: Vec<(&'static str, Duration)>,
 }
 
 impl Summary {
@@ -281,7 +283,9 @@ pub struct Loaded {
 
 /// Discovers, reads and parses every file, and finds the repository they belong to.
 pub fn load(opts: &Options) -> Result<Loaded, String> {
+    let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
+    let discovered = started.elapsed();
     let wanted = opts
         .report_only
         .as_ref()
@@ -309,6 +313,10 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         skipped: found.skipped,
         ..Summary::default()
     };
+    summary.phases.push(("discover", discovered));
+    summary
+        .phases
+        .push(("read, parse, recognise", started.elapsed() - discovered));
     let mut sources = SourceDb::default();
     let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
@@ -363,7 +371,10 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         repo,
         clean,
     } = load(opts)?;
+    let rendering = Instant::now();
     let graph = render::build(&sources, &docs, repo);
+    summary.phases.push(("render", rendering.elapsed()));
+    let checking = Instant::now();
     redactions.extend(
         graph
             .units
@@ -407,6 +418,8 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
                 .filter_map(|f| configure(f, &opts.config, &sources)),
         );
     }
+    summary.phases.push(("rules", checking.elapsed()));
+    let settling = Instant::now();
     let mut findings = settle(findings);
     if let Some(only) = &opts.report_only {
         let only: Vec<PathBuf> = only.iter().map(|p| render::normalize(p)).collect();
@@ -453,6 +466,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         }
     }
     summary.not_rendered = graph.notes.clone();
+    summary.phases.push(("settle, filter", settling.elapsed()));
     summary.elapsed = started.elapsed();
     Ok(Outcome {
         sources,

@@ -1,0 +1,548 @@
+//! The benchmark: a deterministic GitOps fleet generator and a runner that times the real
+//! binary on it, next to a read-only and a parse-only floor.
+//!
+//! ```sh
+//! cargo build --release && cargo run --release --example bench -- fleet
+//! cargo run --release --example bench -- generate fleet /tmp/fleet   # only write the corpus
+//! ```
+//!
+//! Sizes: `small` (~1k files), `fleet` (400 services × 3 environments, ~15k files), `huge`
+//! (4× fleet). The corpus goes to `target/bench/<size>` and is generated once (same seed, same
+//! bytes). Each measurement runs in its own process, `--runs` times (default 5); medians are
+//! printed, with peak RSS from the kernel's accounting of that process.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const ENVS: [&str; 3] = ["dev", "staging", "prod"];
+const TEAMS: usize = 20;
+
+/// xorshift64*: the same corpus on every machine.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
+fn services_for(size: &str) -> Option<usize> {
+    match size {
+        "small" => Some(28),
+        "fleet" => Some(400),
+        "huge" => Some(1600),
+        _ => None,
+    }
+}
+
+struct Writer {
+    root: PathBuf,
+    files: usize,
+    bytes: usize,
+}
+
+impl Writer {
+    fn put(&mut self, rel: &str, text: &str) {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        self.files += 1;
+        self.bytes += text.len();
+    }
+}
+
+const REPO: &str = "https://github.com/acme/platform-gitops.git";
+
+fn application(name: &str, env: &str, team: usize, path: &str, rng: &mut Rng) -> String {
+    let mut t = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n  labels:\n    team: team-{team:02}\n    env: {env}\n  finalizers:\n    - resources-finalizer.argocd.argoproj.io\nspec:\n  project: team-{team:02}\n  source:\n    repoURL: {REPO}\n    targetRevision: main\n    path: {path}\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: {name}\n"
+    );
+    if rng.chance(40) {
+        t.push_str("  ignoreDifferences:\n    - group: apps\n      kind: Deployment\n      jsonPointers:\n        - /spec/replicas\n");
+    }
+    t.push_str("  syncPolicy:\n    automated:\n      prune: true\n");
+    if rng.chance(85) {
+        t.push_str("      selfHeal: true\n");
+    }
+    t.push_str("    syncOptions:\n      - CreateNamespace=true\n");
+    if rng.chance(70) {
+        t.push_str("      - PruneLast=true\n");
+    }
+    if rng.chance(50) {
+        t.push_str("      - RespectIgnoreDifferences=true\n");
+    }
+    t.push_str("    retry:\n      limit: 5\n      backoff:\n        duration: 5s\n        factor: 2\n        maxDuration: 3m\n");
+    t
+}
+
+fn deployment(svc: &str, rng: &mut Rng) -> String {
+    let mut env = String::new();
+    for i in 0..(4 + rng.below(8)) {
+        let _ = write!(
+            env,
+            "            - name: SETTING_{i}\n              value: \"{}\"\n",
+            rng.below(100_000)
+        );
+    }
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc}\n  labels:\n    app.kubernetes.io/name: {svc}\nspec:\n  replicas: 2\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: {svc}\n  template:\n    metadata:\n      labels:\n        app.kubernetes.io/name: {svc}\n      annotations:\n        prometheus.io/scrape: \"true\"\n    spec:\n      serviceAccountName: {svc}\n      securityContext:\n        runAsNonRoot: true\n      containers:\n        - name: app\n          image: registry.acme.io/{svc}:1.{}.{}\n          ports:\n            - name: http\n              containerPort: 8080\n          env:\n{env}          envFrom:\n            - configMapRef:\n                name: {svc}-config\n            - secretRef:\n                name: {svc}-secrets\n          resources:\n            requests:\n              cpu: 100m\n              memory: 128Mi\n            limits:\n              memory: 512Mi\n          readinessProbe:\n            httpGet:\n              path: /ready\n              port: http\n          livenessProbe:\n            httpGet:\n              path: /healthz\n              port: http\n",
+        rng.below(40),
+        rng.below(10)
+    )
+}
+
+fn service(svc: &str) -> String {
+    format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {svc}\nspec:\n  selector:\n    app.kubernetes.io/name: {svc}\n  ports:\n    - name: http\n      port: 80\n      targetPort: http\n")
+}
+
+fn configmap(svc: &str, rng: &mut Rng) -> String {
+    let mut t =
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {svc}-config\ndata:\n");
+    for i in 0..(10 + rng.below(30)) {
+        let _ = writeln!(t, "  key_{i}: \"value-{}\"", rng.below(1_000_000));
+    }
+    t
+}
+
+fn external_secret(svc: &str) -> String {
+    format!("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: {svc}-secrets\nspec:\n  refreshInterval: 1h\n  secretStoreRef:\n    kind: ClusterSecretStore\n    name: vault\n  target:\n    name: {svc}-secrets\n  dataFrom:\n    - extract:\n        key: services/{svc}\n")
+}
+
+fn hpa(svc: &str) -> String {
+    format!("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: {svc}\nspec:\n  scaleTargetRef:\n    apiVersion: apps/v1\n    kind: Deployment\n    name: {svc}\n  minReplicas: 2\n  maxReplicas: 10\n  metrics:\n    - type: Resource\n      resource:\n        name: cpu\n        target:\n          type: Utilization\n          averageUtilization: 70\n")
+}
+
+fn crd(i: usize, rng: &mut Rng) -> String {
+    let mut t = format!("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets{i}.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Widget{i}\n    plural: widgets{i}\n  scope: Namespaced\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n");
+    for p in 0..(600 + rng.below(600)) {
+        let _ = write!(
+            t,
+            "            field{p}:\n              type: object\n              description: \"Field {p} of the widget; long enough to look like generated documentation text.\"\n              properties:\n                name:\n                  type: string\n                count:\n                  type: integer\n                  format: int32\n"
+        );
+    }
+    t
+}
+
+fn generate(size: &str, root: &Path) -> (usize, usize) {
+    let services = services_for(size).expect("size");
+    let _ = std::fs::remove_dir_all(root);
+    let mut w = Writer {
+        root: root.to_path_buf(),
+        files: 0,
+        bytes: 0,
+    };
+    let mut rng = Rng(0x6172_676f_6364 ^ services as u64);
+    w.put(".gitops-lint.yaml", &format!("repo-urls:\n  - {REPO}\n"));
+    w.put(
+        "README.md",
+        "# platform-gitops\n\nGenerated benchmark fleet.\n",
+    );
+    w.put("argocd/argocd-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cm\n  namespace: argocd\ndata:\n  resource.customizations.ignoreDifferences.admissionregistration.k8s.io_MutatingWebhookConfiguration: |\n    jqPathExpressions:\n    - '.webhooks[]?.clientConfig.caBundle'\n");
+    w.put("argocd/argocd-rbac-cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-rbac-cm\n  namespace: argocd\ndata:\n  policy.default: role:readonly\n  policy.csv: |\n    p, role:deployer, applications, sync, */*, allow\n    g, acme:platform, role:admin\n");
+    for team in 0..TEAMS {
+        w.put(
+            &format!("projects/team-{team:02}.yaml"),
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata:\n  name: team-{team:02}\n  namespace: argocd\nspec:\n  sourceRepos:\n    - {REPO}\n  destinations:\n    - server: https://kubernetes.default.svc\n      namespace: 'svc-*'\n  clusterResourceWhitelist:\n    - group: ''\n      kind: Namespace\n"),
+        );
+    }
+    for (i, env) in ENVS.iter().enumerate() {
+        // The app-of-apps parent of each environment, and an ApplicationSet over the
+        // platform services' overlays.
+        w.put(
+            &format!("bootstrap/{env}.yaml"),
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: root-{env}\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: {REPO}\n    targetRevision: main\n    path: apps/{env}\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: argocd\n  syncPolicy:\n    automated:\n      prune: true\n      selfHeal: {}\n    syncOptions:\n      - PruneLast=true\n", i != 0),
+        );
+        w.put(
+            &format!("apps/{env}/platform-appset.yaml"),
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: platform-{env}\n  namespace: argocd\nspec:\n  goTemplate: true\n  generators:\n    - git:\n        repoURL: {REPO}\n        revision: main\n        directories:\n          - path: services/platform-*/overlays/{env}\n  template:\n    metadata:\n      name: '{{{{index .path.segments 1}}}}-{env}'\n    spec:\n      project: team-00\n      source:\n        repoURL: {REPO}\n        targetRevision: main\n        path: '{{{{.path.path}}}}'\n      destination:\n        server: https://kubernetes.default.svc\n        namespace: '{{{{index .path.segments 1}}}}'\n      syncPolicy:\n        automated:\n          prune: true\n          selfHeal: true\n        syncOptions:\n          - PruneLast=true\n"),
+        );
+    }
+    for i in 0..(services / 20).max(1) {
+        w.put(&format!("crds/widget-{i}.yaml"), &crd(i, &mut rng));
+    }
+    for s in 0..services {
+        let platform = s % 4 == 0;
+        let svc = if platform {
+            format!("platform-{s:04}")
+        } else {
+            format!("svc-{s:04}")
+        };
+        let team = s % TEAMS;
+        let has_hpa = rng.chance(50);
+        let base = format!("services/{svc}/base");
+        let mut resources = vec![
+            "deployment.yaml",
+            "service.yaml",
+            "serviceaccount.yaml",
+            "configmap.yaml",
+            "externalsecret.yaml",
+            "pdb.yaml",
+            "networkpolicy.yaml",
+        ];
+        if has_hpa {
+            resources.push("hpa.yaml");
+        }
+        w.put(
+            &format!("{base}/kustomization.yaml"),
+            &format!(
+                "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nlabels:\n  - pairs:\n      app.kubernetes.io/part-of: {svc}\n      team: team-{team:02}\nresources:\n{}",
+                resources
+                    .iter()
+                    .map(|r| format!("  - {r}\n"))
+                    .collect::<String>()
+            ),
+        );
+        w.put(
+            &format!("{base}/deployment.yaml"),
+            &deployment(&svc, &mut rng),
+        );
+        w.put(&format!("{base}/service.yaml"), &service(&svc));
+        w.put(
+            &format!("{base}/serviceaccount.yaml"),
+            &format!("apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: {svc}\n"),
+        );
+        w.put(
+            &format!("{base}/configmap.yaml"),
+            &configmap(&svc, &mut rng),
+        );
+        w.put(
+            &format!("{base}/externalsecret.yaml"),
+            &external_secret(&svc),
+        );
+        w.put(
+            &format!("{base}/pdb.yaml"),
+            &format!("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {svc}\nspec:\n  minAvailable: 1\n  selector:\n    matchLabels:\n      app.kubernetes.io/name: {svc}\n"),
+        );
+        w.put(
+            &format!("{base}/networkpolicy.yaml"),
+            &format!("apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: {svc}\nspec:\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/name: {svc}\n  ingress:\n    - from:\n        - namespaceSelector:\n            matchLabels:\n              kubernetes.io/metadata.name: ingress\n"),
+        );
+        if has_hpa {
+            w.put(&format!("{base}/hpa.yaml"), &hpa(&svc));
+        }
+        for env in ENVS {
+            let dir = format!("services/{svc}/overlays/{env}");
+            let replicas = if has_hpa && rng.chance(30) {
+                // A classic mistake: the overlay pins replicas under an HPA.
+                format!("replicas:\n  - name: {svc}\n    count: 3\n")
+            } else {
+                String::new()
+            };
+            w.put(
+                &format!("{dir}/kustomization.yaml"),
+                &format!(
+                    "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: {svc}\nnamePrefix: {env}-\nresources:\n  - ../../base\nimages:\n  - name: registry.acme.io/{svc}\n    newTag: \"{env}-{}\"\n{replicas}patches:\n  - path: deployment-patch.yaml\n  - path: configmap-patch.yaml\n  - path: externalsecret-patch.yaml\n  - path: service-patch.yaml\n  - path: labels-patch.yaml\n  - path: pdb-patch.yaml\nconfigMapGenerator:\n  - name: {svc}-env\n    literals:\n      - ENVIRONMENT={env}\n      - LOG_LEVEL=info\n",
+                    rng.below(1000)
+                ),
+            );
+            w.put(
+                &format!("{dir}/deployment-patch.yaml"),
+                &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc}\nspec:\n  template:\n    spec:\n      containers:\n        - name: app\n          resources:\n            requests:\n              cpu: {}m\n              memory: 256Mi\n", 100 + rng.below(400)),
+            );
+            w.put(
+                &format!("{dir}/configmap-patch.yaml"),
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {svc}-config\ndata:\n  environment: {env}\n  endpoint: https://{env}.acme.io/{svc}\n"),
+            );
+            w.put(
+                &format!("{dir}/externalsecret-patch.yaml"),
+                &format!("apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata:\n  name: {svc}-secrets\nspec:\n  dataFrom:\n    - extract:\n        key: {env}/services/{svc}\n"),
+            );
+            w.put(
+                &format!("{dir}/service-patch.yaml"),
+                &format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {svc}\n  annotations:\n    acme.io/env: {env}\n"),
+            );
+            w.put(
+                &format!("{dir}/labels-patch.yaml"),
+                &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {svc}\n  labels:\n    acme.io/env: {env}\n"),
+            );
+            w.put(
+                &format!("{dir}/pdb-patch.yaml"),
+                &format!("apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: {svc}\nspec:\n  minAvailable: {}\n", 1 + rng.below(2)),
+            );
+            if !platform {
+                w.put(
+                    &format!("apps/{env}/{svc}.yaml"),
+                    &application(&format!("{svc}-{env}"), env, team, &dir, &mut rng),
+                );
+            }
+        }
+        // Noise: a Helm chart with templates, docs.
+        if s % 3 == 0 {
+            let chart = format!("charts/{svc}");
+            w.put(
+                &format!("{chart}/Chart.yaml"),
+                &format!("apiVersion: v2\nname: {svc}\nversion: 0.1.{s}\n"),
+            );
+            w.put(
+                &format!("{chart}/values.yaml"),
+                "replicaCount: 2\nimage:\n  repository: registry.acme.io/app\n  tag: latest\nresources: {}\n",
+            );
+            for env in ENVS {
+                w.put(
+                    &format!("{chart}/values-{env}.yaml"),
+                    &format!("replicaCount: 3\nenv: {env}\n"),
+                );
+            }
+            for t in [
+                "deployment",
+                "service",
+                "ingress",
+                "hpa",
+                "configmap",
+                "serviceaccount",
+            ] {
+                w.put(
+                    &format!("{chart}/templates/{t}.yaml"),
+                    &format!("apiVersion: v1\nkind: {t}\nmetadata:\n  name: {{{{ include \"chart.fullname\" . }}}}\n  labels:\n    {{{{- include \"chart.labels\" . | nindent 4 }}}}\nspec:\n  {{{{- if .Values.enabled }}}}\n  replicas: {{{{ .Values.replicaCount }}}}\n  {{{{- end }}}}\n"),
+                );
+            }
+        }
+        w.put(
+            &format!("services/{svc}/README.md"),
+            &format!("# {svc}\n\nOwned by team-{team:02}.\n"),
+        );
+    }
+    // A few broken files, as any large repository has.
+    w.put(
+        "broken/invalid.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata:\n  a: b\n",
+    );
+    w.put("broken/tabs.yaml", "a:\n\t- b\n");
+    w.put(
+        "broken/duplicate.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dup\n  name: dup2\n",
+    );
+    std::fs::write(root.join("broken/latin1.yaml"), b"a: caf\xe9\n").unwrap();
+    w.files += 1;
+    (w.files, w.bytes)
+}
+
+/// Runs a command, returning its wall time and peak RSS (KiB) from `wait4`.
+fn measure(cmd: &mut Command) -> (Duration, u64, i32) {
+    let started = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the command starts");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our child, and status/usage point to live locals.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid, "wait4");
+    let elapsed = started.elapsed();
+    std::mem::forget(child);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (elapsed, usage.ru_maxrss as u64, code)
+}
+
+fn median<T: Copy + Ord>(mut v: Vec<T>) -> T {
+    v.sort();
+    v[v.len() / 2]
+}
+
+struct Row {
+    name: String,
+    wall: Duration,
+    rss: u64,
+}
+
+fn run(name: &str, runs: usize, mut make: impl FnMut() -> Command) -> Row {
+    let mut walls = Vec::new();
+    let mut rss = Vec::new();
+    for _ in 0..runs {
+        let (wall, peak, code) = measure(&mut make());
+        assert!(code == 0 || code == 1, "{name} exited with {code}");
+        walls.push(wall);
+        rss.push(peak);
+    }
+    Row {
+        name: name.to_string(),
+        wall: median(walls),
+        rss: median(rss),
+    }
+}
+
+/// The floors, in this process: discover like the linter, then read (and parse) every file
+/// on `threads` threads.
+fn floor(kind: &str, dir: &Path, threads: usize) {
+    use rayon::prelude::*;
+    let opts = gitops_lint::discover::Options {
+        include: Vec::new(),
+        exclude: Vec::new(),
+        max_file_size: 8 * 1024 * 1024,
+    };
+    let found = gitops_lint::discover::discover(&[dir.to_path_buf()], &opts).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let parse = kind == "parse";
+    let total: usize = pool.install(|| {
+        found
+            .files
+            .par_iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let text = std::fs::read(p).unwrap_or_default();
+                if !parse {
+                    return text.len();
+                }
+                let text = String::from_utf8_lossy(&text);
+                let parsed = gitops_lint::yaml::parse(
+                    i as u32,
+                    &text,
+                    gitops_lint::yaml::ParseLimits::default(),
+                );
+                parsed.documents.len()
+            })
+            .sum()
+    });
+    std::hint::black_box(total);
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let usage =
+        "usage: bench SIZE [--runs N] | bench generate SIZE DIR   (SIZE: small, fleet, huge)";
+    match args.first().map(String::as_str) {
+        Some("generate") => {
+            let (size, dir) = (args.get(1).expect(usage), args.get(2).expect(usage));
+            let (files, bytes) = generate(size, Path::new(dir));
+            println!("{files} files, {:.1} MB in {dir}", bytes as f64 / 1e6);
+            return;
+        }
+        Some("floor") => {
+            // bench floor read|parse DIR THREADS: one measured child.
+            floor(&args[1], Path::new(&args[2]), args[3].parse().unwrap());
+            return;
+        }
+        _ => {}
+    }
+    let size = args.first().map(String::as_str).unwrap_or("fleet");
+    if services_for(size).is_none() {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    }
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(5);
+    let me = std::env::current_exe().unwrap();
+    // target/release/examples/bench → target/release/gitops-lint
+    let bin = me.parent().unwrap().parent().unwrap().join("gitops-lint");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build --release` first",
+        bin.display()
+    );
+    let target = me.ancestors().nth(3).unwrap().to_path_buf();
+    let dir = target.join("bench").join(size);
+    let stamp = dir.join(".generated");
+    if !stamp.exists() {
+        let started = Instant::now();
+        let (files, bytes) = generate(size, &dir);
+        std::fs::write(&stamp, format!("{files} {bytes}\n")).unwrap();
+        eprintln!(
+            "generated {files} files ({:.1} MB) in {} in {:.1} s",
+            bytes as f64 / 1e6,
+            dir.display(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    let stamp = std::fs::read_to_string(&stamp).unwrap();
+    let mut it = stamp.split_whitespace().map(|n| n.parse::<f64>().unwrap());
+    let (files, bytes) = (it.next().unwrap(), it.next().unwrap());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let lint = |threads: usize| {
+        let (bin, dir) = (bin.clone(), dir.clone());
+        move || {
+            let mut c = Command::new(&bin);
+            c.arg(&dir)
+                .args(["--fail-on", "never", "-q", "--threads"])
+                .arg(threads.to_string());
+            c
+        }
+    };
+    let floor_cmd = |kind: &'static str, threads: usize| {
+        let (me, dir) = (me.clone(), dir.clone());
+        move || {
+            let mut c = Command::new(&me);
+            c.args(["floor", kind]).arg(&dir).arg(threads.to_string());
+            c
+        }
+    };
+    // A pre-commit run: one changed overlay patch, read in the context of its repository.
+    let changed = dir.join("services/svc-0001/overlays/prod/deployment-patch.yaml");
+    let precommit = {
+        let (bin, changed) = (bin.clone(), changed.clone());
+        move || {
+            let mut c = Command::new(&bin);
+            c.arg("--context")
+                .arg(&changed)
+                .args(["--fail-on", "never", "-q"]);
+            c
+        }
+    };
+    let rows = vec![
+        run(&format!("lint ({cores} threads)"), runs, lint(cores)),
+        run("lint (1 thread)", runs, lint(1)),
+        run(
+            &format!("parse floor ({cores} threads)"),
+            runs,
+            floor_cmd("parse", cores),
+        ),
+        run(
+            &format!("read floor ({cores} threads)"),
+            runs,
+            floor_cmd("read", cores),
+        ),
+        run("pre-commit, one changed file", runs, precommit),
+    ];
+    println!(
+        "corpus: {size}, {} files, {:.1} MB, {cores} cores, median of {runs} runs\n",
+        files as usize,
+        bytes / 1e6
+    );
+    println!(
+        "{:<32} {:>9} {:>10} {:>8} {:>10}",
+        "", "wall ms", "files/s", "MB/s", "peak RSS"
+    );
+    for r in &rows {
+        let s = r.wall.as_secs_f64();
+        println!(
+            "{:<32} {:>9.0} {:>10.0} {:>8.1} {:>7} MB",
+            r.name,
+            s * 1e3,
+            files / s,
+            bytes / 1e6 / s,
+            r.rss / 1024
+        );
+    }
+    let ms = |i: usize| rows[i].wall.as_secs_f64();
+    println!(
+        "\nlint / parse floor: {:.2}x   lint / read floor: {:.2}x   1 → {cores} threads: {:.2}x speedup",
+        ms(0) / ms(2),
+        ms(0) / ms(3),
+        ms(1) / ms(0)
+    );
+}
