@@ -151,47 +151,76 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             .parents(true)
             .require_git(false)
             .follow_links(false)
-            .build();
-        for entry in walker {
-            let entry = match entry {
-                Ok(e) => e,
-                Err(err) => {
-                    let path = match &err {
-                        ignore::Error::WithPath { path, .. } => path.clone(),
-                        _ => root.clone(),
-                    };
-                    out.skipped
-                        .push((clean(&path), SkipReason::Unreadable(err.to_string())));
-                    continue;
+            .threads(rayon::current_num_threads())
+            .build_parallel();
+        // The walk runs on several threads; what it finds is sorted below, so the order does
+        // not depend on their timing.
+        let found = std::sync::Mutex::new(Discovered::default());
+        walker.run(|| {
+            let found = &found;
+            let filter = &filter;
+            Box::new(move |entry| {
+                let mut local = Discovered::default();
+                visit(entry, root, filter, opts, &mut local);
+                if !local.files.is_empty() || !local.skipped.is_empty() {
+                    let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
+                    all.files.append(&mut local.files);
+                    all.skipped.append(&mut local.skipped);
                 }
-            };
-            let path = entry.path();
-            let Some(ft) = entry.file_type() else {
-                continue;
-            };
-            if ft.is_dir() || !is_manifest_name(path) {
-                continue;
-            }
-            let rel = path.strip_prefix(root).unwrap_or(path);
-            if !filter.accepts(rel) {
-                continue;
-            }
-            if !ft.is_file() {
-                // Symlinks are not followed: they could leave the repository or loop.
-                if !ft.is_symlink() {
-                    out.skipped.push((clean(path), SkipReason::NotAFile));
-                }
-                continue;
-            }
-            let size = entry.metadata().ok().map(|m| m.len());
-            consider(&mut out, path.to_path_buf(), size, opts);
-        }
+                ignore::WalkState::Continue
+            })
+        });
+        let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+        out.files.append(&mut found.files);
+        out.skipped.append(&mut found.skipped);
     }
     out.files.sort();
     out.files.dedup();
     out.skipped.sort();
     out.skipped.dedup();
     Ok(out)
+}
+
+/// One entry of the walk: a manifest to read, a file to report as skipped, or nothing.
+fn visit(
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    root: &Path,
+    filter: &Filter,
+    opts: &Options,
+    out: &mut Discovered,
+) {
+    let entry = match entry {
+        Ok(e) => e,
+        Err(err) => {
+            let path = match &err {
+                ignore::Error::WithPath { path, .. } => path.clone(),
+                _ => root.to_path_buf(),
+            };
+            out.skipped
+                .push((clean(&path), SkipReason::Unreadable(err.to_string())));
+            return;
+        }
+    };
+    let path = entry.path();
+    let Some(ft) = entry.file_type() else {
+        return;
+    };
+    if ft.is_dir() || !is_manifest_name(path) {
+        return;
+    }
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    if !filter.accepts(rel) {
+        return;
+    }
+    if !ft.is_file() {
+        // Symlinks are not followed: they could leave the repository or loop.
+        if !ft.is_symlink() {
+            out.skipped.push((clean(path), SkipReason::NotAFile));
+        }
+        return;
+    }
+    let size = entry.metadata().ok().map(|m| m.len());
+    consider(out, path.to_path_buf(), size, opts);
 }
 
 fn consider(out: &mut Discovered, path: PathBuf, size: Option<u64>, opts: &Options) {

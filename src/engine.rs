@@ -71,6 +71,9 @@ pub struct Outcome {
     pub stale: Baseline,
     /// Per file: read, decoded and parsed without a problem (the files a fix may edit).
     pub clean: Vec<bool>,
+    /// What each file held: kept so that the caller decides when (or whether) the trees are
+    /// freed.
+    pub docs: Vec<FileDocs>,
 }
 
 impl Outcome {
@@ -476,6 +479,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         graph,
         stale,
         clean,
+        docs,
     })
 }
 

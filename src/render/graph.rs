@@ -1,7 +1,8 @@
 //! The object graph: every object the repository deploys, the Applications that deploy them,
 //! and which Application renders which.
 
-use super::kustomize::Kustomizer;
+use super::kustomize::{Found, Kustomizer};
+use rayon::prelude::*;
 use super::repo::{normalize_url, Repo};
 use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
@@ -144,25 +145,47 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     }
     let included = included_dirs(&files, &kustomizations);
     let mut rendered_dirs: HashMap<PathBuf, Vec<usize>> = HashMap::new();
-    for (dir, _) in &kustomizations {
-        if included.contains(dir) {
-            continue;
+    let roots: Vec<&PathBuf> = kustomizations
+        .iter()
+        .map(|(dir, _)| dir)
+        .filter(|dir| !included.contains(*dir))
+        .collect();
+    // Roots are independent builds: they run in parallel, in fixed-size chunks (neighbouring
+    // overlays share their base through one builder's cache), and are merged in order, so the
+    // graph is the same whatever the number of threads.
+    let built: Vec<(Vec<Vec<Object>>, Found)> = roots
+        .par_chunks(ROOTS_PER_BUILDER)
+        .map(|chunk| {
+            let mut kz = Kustomizer::new(&files);
+            let objects = chunk.iter().map(|dir| kz.build(dir)).collect();
+            (objects, kz.finish())
+        })
+        .collect();
+    let mut chunks = roots.chunks(ROOTS_PER_BUILDER);
+    for (objects, other) in built {
+        let dirs = chunks.next().unwrap_or_default();
+        for (dir, objs) in dirs.iter().zip(objects) {
+            let units = push_units(&mut g, objs, true);
+            rendered_dirs.insert((*dir).clone(), units.clone());
+            g.roots.push(((*dir).clone(), units));
         }
-        let units = push_units(&mut g, kz.build(dir), true);
-        rendered_dirs.insert(dir.clone(), units.clone());
-        g.roots.push((dir.clone(), units));
+        kz.absorb(other);
     }
 
     // Objects no kustomization consumed stand on their own; kustomization files always do,
     // so that rules about the kustomization itself see it once.
     let mut standalone: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    for (id, d) in docs.iter().enumerate() {
-        let id = id as u32;
-        let is_k = crate::model::is_kustomization_file(&files.path(id));
-        if kz.consumed.contains(&id) && !is_k {
-            continue;
-        }
-        let units = push_units(&mut g, d.objects.clone(), true);
+    let own: Vec<(u32, Vec<Object>)> = docs
+        .par_iter()
+        .enumerate()
+        .filter_map(|(id, d)| {
+            let id = id as u32;
+            let is_k = crate::model::is_kustomization_file(&files.path(id));
+            (!kz.consumed.contains(&id) || is_k).then(|| (id, d.objects.clone()))
+        })
+        .collect();
+    for (id, objects) in own {
+        let units = push_units(&mut g, objects, true);
         standalone.insert(id, units);
     }
 
@@ -230,6 +253,9 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     g.notes.dedup();
     g
 }
+
+/// Root kustomizations one builder takes: enough to share bases, few enough to spread.
+const ROOTS_PER_BUILDER: usize = 16;
 
 fn push_units(g: &mut Graph, objs: Vec<Object>, lint: bool) -> Vec<usize> {
     let start = g.units.len();

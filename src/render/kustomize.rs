@@ -63,6 +63,14 @@ pub struct Kustomizer<'f> {
     ns_spans: HashSet<Span>,
 }
 
+/// A builder's problems, notes and reads, without its (thread-bound) cache.
+pub struct Found {
+    problems: Vec<Problem>,
+    notes: Vec<Note>,
+    consumed: BTreeSet<FileId>,
+    ns_spans: HashSet<Span>,
+}
+
 /// Kustomization fields that name things gitops-lint never runs.
 const NOT_RENDERED: [(&str, &str); 8] = [
     ("helmCharts", "Helm charts are not inflated offline"),
@@ -149,6 +157,33 @@ impl<'f> Kustomizer<'f> {
     }
 
     /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
+    /// What this builder learnt besides objects, to hand to another thread's builder.
+    pub fn finish(self) -> Found {
+        Found {
+            problems: self.problems,
+            notes: self.notes,
+            consumed: self.consumed,
+            ns_spans: self.ns_spans,
+        }
+    }
+
+    /// Takes over what another builder found (run on other roots): its problems, notes, the
+    /// files it read. A problem found by both (a base they share) is kept once, in order.
+    pub fn absorb(&mut self, other: Found) {
+        for p in other.problems {
+            let seen = self
+                .problems
+                .iter()
+                .any(|q| q.span == p.span && q.kind == p.kind && q.message == p.message);
+            if !seen {
+                self.problems.push(p);
+            }
+        }
+        self.notes.extend(other.notes);
+        self.consumed.extend(other.consumed);
+        self.ns_spans.extend(other.ns_spans);
+    }
+
     pub fn build(&mut self, dir: &Path) -> Vec<Object> {
         let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
