@@ -19,7 +19,7 @@ use divan::counter::BytesCount;
 use divan::{black_box, Bencher};
 use gitops_lint::config;
 use gitops_lint::engine::{self, Options};
-use gitops_lint::model::{self, Object};
+use gitops_lint::model::Object;
 use gitops_lint::render::{self, FileDocs};
 use gitops_lint::source::{SourceDb, SourceFile};
 use gitops_lint::yaml::{self, FileId, ParseLimits};
@@ -382,17 +382,7 @@ fn load_tree(files: &[(&str, &str)]) -> (SourceDb, Vec<FileDocs>) {
             path.display(),
             parsed.problems
         );
-        let directives = parsed
-            .comments
-            .into_iter()
-            .filter(gitops_lint::suppress::is_directive)
-            .collect();
-        let (objects, loose) = model::recognise(id, &path, parsed.documents);
-        docs.push(FileDocs {
-            objects,
-            loose,
-            directives,
-        });
+        docs.push(engine::file_docs(id, &path, parsed));
         assert_eq!(sources.add(SourceFile::new(path, text.to_string())), id);
     }
     (sources, docs)

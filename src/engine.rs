@@ -167,31 +167,39 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
             skip: Some(SkipReason::HelmTemplate),
         };
     }
-    let problems = parsed
-        .problems
+    let mut parsed = parsed;
+    let problems = std::mem::take(&mut parsed.problems)
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
+    let docs = file_docs(id, &path, parsed);
+    let redactions = docs
+        .objects
+        .iter()
+        .flat_map(|o| o.secret_value_spans())
+        .collect();
+    FileResult {
+        source: SourceFile::new(path, text),
+        docs,
+        problems,
+        redactions,
+        skip: None,
+    }
+}
+
+/// What a parsed file holds for the later stages: its objects, the documents that are not
+/// objects, and its suppression comments.
+pub fn file_docs(id: FileId, path: &std::path::Path, parsed: yaml::ParsedFile) -> FileDocs {
     let directives = parsed
         .comments
         .into_iter()
         .filter(crate::suppress::is_directive)
         .collect();
-    let (objects, loose) = model::recognise(id, &path, parsed.documents);
-    let redactions = objects
-        .iter()
-        .flat_map(Object::secret_value_spans)
-        .collect();
-    FileResult {
-        source: SourceFile::new(path, text),
-        docs: FileDocs {
-            objects,
-            loose,
-            directives,
-        },
-        problems,
-        redactions,
-        skip: None,
+    let (objects, loose) = model::recognise(id, path, parsed.documents);
+    FileDocs {
+        objects: objects.into_iter().map(Arc::new).collect(),
+        loose,
+        directives,
     }
 }
 
@@ -386,7 +394,10 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
             .flat_map(|u| u.obj.secret_value_spans()),
     );
 
-    let file_objects: Vec<&Object> = docs.iter().flat_map(|d| &d.objects).collect();
+    let file_objects: Vec<&Object> = docs
+        .iter()
+        .flat_map(|d| d.objects.iter().map(|o| &**o))
+        .collect();
     let repo_cx: RepoContext = context::build(&file_objects);
     let cx = Cx {
         version: opts.version,

@@ -2,19 +2,20 @@
 //! and which Application renders which.
 
 use super::kustomize::{Found, Kustomizer};
-use rayon::prelude::*;
 use super::repo::{normalize_url, Repo};
 use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{typing, Node, Span};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One object as the rules see it.
 #[derive(Debug)]
 pub struct Unit {
-    pub obj: Object,
+    pub obj: Arc<Object>,
     /// Whether the per-object rules look at it. Applications an ApplicationSet generates are
     /// not linted one by one: their template is.
     pub lint: bool,
@@ -175,7 +176,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     // Objects no kustomization consumed stand on their own; kustomization files always do,
     // so that rules about the kustomization itself see it once.
     let mut standalone: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
-    let own: Vec<(u32, Vec<Object>)> = docs
+    let own: Vec<(u32, Vec<Arc<Object>>)> = docs
         .par_iter()
         .enumerate()
         .filter_map(|(id, d)| {
@@ -257,10 +258,15 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
 /// Root kustomizations one builder takes: enough to share bases, few enough to spread.
 const ROOTS_PER_BUILDER: usize = 16;
 
-fn push_units(g: &mut Graph, objs: Vec<Object>, lint: bool) -> Vec<usize> {
+/// Adds objects as units; objects that files hold are shared, not copied.
+fn push_units(
+    g: &mut Graph,
+    objs: impl IntoIterator<Item = impl Into<Arc<Object>>>,
+    lint: bool,
+) -> Vec<usize> {
     let start = g.units.len();
     g.units.extend(objs.into_iter().map(|obj| Unit {
-        obj,
+        obj: obj.into(),
         lint,
         apps: Vec::new(),
     }));

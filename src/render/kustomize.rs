@@ -321,7 +321,13 @@ impl<'f> Kustomizer<'f> {
                 return;
             }
             self.consumed.insert(id);
-            res.extend(self.files.docs(id).objects.iter().cloned().map(Res::new));
+            res.extend(
+                self.files
+                    .docs(id)
+                    .objects
+                    .iter()
+                    .map(|o| Res::new(Object::clone(o))),
+            );
             return;
         }
         if self.files.kustomization(&path).is_some() {

@@ -18,12 +18,13 @@ use crate::source::SourceDb;
 use crate::yaml::{Document, FileId, Span};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// What the parse stage hands over for one file: its objects, and the documents that are not
 /// objects (JSON 6902 patches, for instance), which kustomize may still read.
 #[derive(Debug, Default)]
 pub struct FileDocs {
-    pub objects: Vec<Object>,
+    pub objects: Vec<Arc<Object>>,
     pub loose: Vec<Document>,
     /// `# gitops-lint:` comments, for the suppression stage.
     pub directives: Vec<crate::yaml::Comment>,
