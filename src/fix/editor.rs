@@ -602,7 +602,7 @@ fn plain_ok(value: &str, flow: bool) -> bool {
         return false;
     };
     let scalar = Scalar {
-        text: value.to_string(),
+        text: value.into(),
         style: Style::Plain,
         tag: None,
     };

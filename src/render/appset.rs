@@ -153,7 +153,7 @@ fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
         Value::Scalar(s) => {
             if template::has_template(&s.text) {
                 if let Some(new) = render(&s.text) {
-                    s.text = new;
+                    s.text = new.into();
                 }
             }
         }

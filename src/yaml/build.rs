@@ -195,7 +195,10 @@ impl Builder<'_> {
                 let node = Node {
                     span: self.span(start, end),
                     value: Value::Scalar(Scalar {
-                        text: text.into_owned(),
+                        text: match text {
+                            std::borrow::Cow::Borrowed(t) => t.into(),
+                            std::borrow::Cow::Owned(t) => t.into(),
+                        },
                         style,
                         tag: tag.map(|t| t.to_string()),
                     }),

@@ -57,7 +57,8 @@ pub enum Style {
 
 #[derive(Clone, Debug)]
 pub struct Scalar {
-    pub text: String,
+    /// Short texts (most keys and values) are stored inline, without an allocation.
+    pub text: compact_str::CompactString,
     pub style: Style,
     /// An explicit tag such as `!!str`, as written after resolution of handles.
     pub tag: Option<String>,
@@ -268,7 +269,7 @@ impl Node {
     pub fn string(text: impl Into<String>, span: Span) -> Node {
         let text = text.into();
         let plain = Scalar {
-            text,
+            text: text.into(),
             style: Style::Plain,
             tag: None,
         };
@@ -408,11 +409,11 @@ pub fn to_json(node: &Node) -> serde_json::Value {
             {
                 J::Bool(b)
             }
-            typing::Kind::Bool(_) => J::String(s.text.clone()),
+            typing::Kind::Bool(_) => J::String(s.text.to_string()),
             typing::Kind::Int | typing::Kind::Float => {
-                number11(&s.text).unwrap_or_else(|| J::String(s.text.clone()))
+                number11(&s.text).unwrap_or_else(|| J::String(s.text.to_string()))
             }
-            typing::Kind::Str => J::String(timestamp11(s).unwrap_or_else(|| s.text.clone())),
+            typing::Kind::Str => J::String(timestamp11(s).unwrap_or_else(|| s.text.to_string())),
         },
         Value::Seq { items, .. } => J::Array(items.iter().map(to_json).collect()),
         Value::Map { entries, .. } => {

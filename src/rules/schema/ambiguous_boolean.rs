@@ -73,12 +73,16 @@ impl Visitor for Ambiguous<'_> {
                     .label("not a string")
                     .help(format!("quote it: `{field}: \"{}\"`", s.text))
                     // The value the cluster receives changes, from what it parsed to what is written.
-                    .fix(serde_json::to_string(&s.text).ok().and_then(|quoted| {
-                        Fix::unsafe_(
-                            format!("quote it: `{quoted}`"),
-                            self.ed.replace_raw(node, &quoted),
-                        )
-                    }));
+                    .fix(
+                        serde_json::to_string(s.text.as_str())
+                            .ok()
+                            .and_then(|quoted| {
+                                Fix::unsafe_(
+                                    format!("quote it: `{quoted}`"),
+                                    self.ed.replace_raw(node, &quoted),
+                                )
+                            }),
+                    );
             }
             _ => {}
         }
