@@ -7,6 +7,7 @@
 use crate::model::is_kustomization_file;
 use crate::render::normalize;
 use crate::yaml::{self, Node, ParseLimits};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -35,39 +36,63 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
     out
 }
 
+/// What the first look at a file found.
+enum Seen {
+    Kustomization(PathBuf, Vec<PathBuf>),
+    Application,
+    Other,
+}
+
 /// Which of `files` to parse so that findings caused by `changed` are found as in a full run.
 pub fn wanted(files: &[PathBuf], changed: &[PathBuf], limits: ParseLimits) -> Vec<bool> {
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
     let is_changed = |p: &Path| changed.iter().any(|c| p.starts_with(c));
+    // Every file is read once, in parallel: kustomizations for what they reference,
+    // everything else for a cheap text check.
+    let seen: Vec<Seen> = files
+        .par_iter()
+        .zip(&paths)
+        .map(|(file, path)| {
+            let Ok(bytes) = std::fs::read(file) else {
+                return Seen::Other;
+            };
+            let text = String::from_utf8_lossy(&bytes);
+            if is_kustomization_file(path) {
+                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+                let parsed = yaml::parse(0, &text, limits);
+                let refs = parsed
+                    .documents
+                    .first()
+                    .map(|d| references(&dir, &d.root))
+                    .unwrap_or_default();
+                Seen::Kustomization(dir, refs)
+            } else if text.contains("argoproj.io/") && text.contains("Application") {
+                Seen::Application
+            } else {
+                Seen::Other
+            }
+        })
+        .collect();
     let mut want = vec![false; files.len()];
     // Kustomization directory → what it references.
     let mut kustomizations: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut changed_kustomizations = BTreeSet::new();
-    for (i, path) in paths.iter().enumerate() {
+    for (i, (path, seen)) in paths.iter().zip(seen).enumerate() {
         if is_changed(path) {
             want[i] = true;
         }
-        let Ok(bytes) = std::fs::read(&files[i]) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        if is_kustomization_file(path) {
-            want[i] = true;
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let parsed = yaml::parse(0, &text, limits);
-            let refs = parsed
-                .documents
-                .first()
-                .map(|d| references(&dir, &d.root))
-                .unwrap_or_default();
-            if is_changed(path) {
-                changed_kustomizations.insert(dir.clone());
+        match seen {
+            Seen::Kustomization(dir, refs) => {
+                want[i] = true;
+                if is_changed(path) {
+                    changed_kustomizations.insert(dir.clone());
+                }
+                kustomizations.insert(dir, refs);
             }
-            kustomizations.insert(dir, refs);
-        } else if text.contains("argoproj.io/") && text.contains("Application") {
             // Applications and ApplicationSets: any of them may be a parent.
-            want[i] = true;
+            Seen::Application => want[i] = true,
+            Seen::Other => {}
         }
     }
     // Kustomizations that hold or include a changed file, then those that include them

@@ -6,6 +6,7 @@ use crate::finding::{Finding, Severity};
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
 };
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::{self, Write};
@@ -91,74 +92,24 @@ impl Reporter for Human {
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(settings.width)
             .with_context_lines(2);
-        let mut texts: HashMap<u32, Arc<String>> = HashMap::new();
-        for f in &outcome.findings {
-            let file = f.primary.span.file;
-            let text = texts
-                .entry(file)
-                .or_insert_with(|| Arc::new(redacted_text(outcome, file)))
-                .clone();
-            let path = outcome.sources.get(file).path.display().to_string();
-            let mut help = f.help.clone();
-            for l in f.secondary.iter().filter(|l| l.span.file != file) {
-                let at = outcome.sources.start(l.span);
-                let note = format!(
-                    "{}:{}:{}: {}",
-                    outcome.sources.get(l.span.file).path.display(),
-                    at.line,
-                    at.column,
-                    l.message
-                );
-                help = Some(match help {
-                    Some(h) => format!("{h}\nsee {note}"),
-                    None => format!("see {note}"),
-                });
-            }
-            if f.occurrences > 1 || !f.applications.is_empty() {
-                let mut context = Vec::new();
-                if !f.applications.is_empty() {
-                    context.push(format!("in {}", f.applications.join(", ")));
-                }
-                if f.occurrences > 1 {
-                    context.push(format!(
-                        "{} rendered objects share this line",
-                        f.occurrences
-                    ));
-                }
-                let note = format!("({})", context.join("; "));
-                help = Some(match help {
-                    Some(h) => format!("{h}\n{note}"),
-                    None => note,
-                });
-            }
-            if let Some(fix) = &f.fix {
-                let how = match fix.applicability {
-                    crate::fix::Applicability::Safe => "--fix",
-                    crate::fix::Applicability::Unsafe => "--fix --unsafe-fixes",
-                };
-                let note = format!("fix: {} (with {how})", fix.message);
-                help = Some(match help {
-                    Some(h) => format!("{h}\n{note}"),
-                    None => note,
-                });
-            }
-            let diag = Diag {
-                finding: f,
-                source: NamedSource::new(path, text),
-                help,
-            };
-            let mut rendered = String::new();
-            if handler.render_report(&mut rendered, &diag).is_err() {
-                let at = outcome.sources.start(f.primary.span);
-                rendered = format!(
-                    "{}:{}:{}: {}\n",
-                    diag.source.name(),
-                    at.line,
-                    at.column,
-                    f.message
-                );
-            }
-            writeln!(out, "{}", rendered.trim_end())?;
+        // Findings are rendered in parallel and written in order: on a large repository the
+        // snippets are a good part of the run.
+        let files: std::collections::BTreeSet<u32> = outcome
+            .findings
+            .iter()
+            .map(|f| f.primary.span.file)
+            .collect();
+        let texts: HashMap<u32, Arc<String>> = files
+            .into_par_iter()
+            .map(|file| (file, Arc::new(redacted_text(outcome, file))))
+            .collect();
+        let rendered: Vec<String> = outcome
+            .findings
+            .par_iter()
+            .map(|f| render_one(outcome, &handler, &texts, f))
+            .collect();
+        for r in rendered {
+            writeln!(out, "{}", r.trim_end())?;
             writeln!(out)?;
         }
         if settings.verbose {
@@ -239,4 +190,75 @@ impl Reporter for Human {
         }
         Ok(())
     }
+}
+
+/// One finding as the terminal shows it: the diagnostic with its source snippet.
+fn render_one(
+    outcome: &Outcome,
+    handler: &GraphicalReportHandler,
+    texts: &HashMap<u32, Arc<String>>,
+    f: &Finding,
+) -> String {
+    let file = f.primary.span.file;
+    let text = texts[&file].clone();
+    let path = outcome.sources.get(file).path.display().to_string();
+    let mut help = f.help.clone();
+    for l in f.secondary.iter().filter(|l| l.span.file != file) {
+        let at = outcome.sources.start(l.span);
+        let note = format!(
+            "{}:{}:{}: {}",
+            outcome.sources.get(l.span.file).path.display(),
+            at.line,
+            at.column,
+            l.message
+        );
+        add_line(&mut help, format!("see {note}"));
+    }
+    if f.occurrences > 1 || !f.applications.is_empty() {
+        let mut context = Vec::new();
+        if !f.applications.is_empty() {
+            context.push(format!("in {}", f.applications.join(", ")));
+        }
+        if f.occurrences > 1 {
+            context.push(format!(
+                "{} rendered objects share this line",
+                f.occurrences
+            ));
+        }
+        let note = format!("({})", context.join("; "));
+        add_line(&mut help, note);
+    }
+    if let Some(fix) = &f.fix {
+        let how = match fix.applicability {
+            crate::fix::Applicability::Safe => "--fix",
+            crate::fix::Applicability::Unsafe => "--fix --unsafe-fixes",
+        };
+        let note = format!("fix: {} (with {how})", fix.message);
+        add_line(&mut help, note);
+    }
+    let diag = Diag {
+        finding: f,
+        source: NamedSource::new(path, text),
+        help,
+    };
+    let mut rendered = String::new();
+    if handler.render_report(&mut rendered, &diag).is_err() {
+        let at = outcome.sources.start(f.primary.span);
+        rendered = format!(
+            "{}:{}:{}: {}\n",
+            diag.source.name(),
+            at.line,
+            at.column,
+            f.message
+        );
+    }
+    rendered
+}
+
+/// Adds a line under the help text.
+fn add_line(help: &mut Option<String>, line: String) {
+    *help = Some(match help.take() {
+        Some(h) => format!("{h}\n{line}"),
+        None => line,
+    });
 }
