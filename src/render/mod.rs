@@ -138,6 +138,8 @@ pub struct Files<'a> {
     by_path: HashMap<PathBuf, FileId>,
     /// Files by the directory that holds them.
     by_dir: BTreeMap<PathBuf, Vec<FileId>>,
+    /// Each file's normalised path, by id.
+    paths: Vec<PathBuf>,
 }
 
 /// Why a path written in the repository cannot be followed.
@@ -164,13 +166,13 @@ impl<'a> Files<'a> {
     pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
         let mut by_path = HashMap::new();
         let mut by_dir: BTreeMap<PathBuf, Vec<FileId>> = BTreeMap::new();
-        for (i, f) in sources.files().iter().enumerate() {
-            let p = normalize(&f.path);
+        let paths: Vec<PathBuf> = sources.files().iter().map(|f| normalize(&f.path)).collect();
+        for (i, p) in paths.iter().enumerate() {
             by_dir
                 .entry(p.parent().map(Path::to_path_buf).unwrap_or_default())
                 .or_default()
                 .push(i as FileId);
-            by_path.insert(p, i as FileId);
+            by_path.insert(p.clone(), i as FileId);
         }
         Files {
             sources,
@@ -178,6 +180,7 @@ impl<'a> Files<'a> {
             roots: roots.iter().map(|r| normalize(r)).collect(),
             by_path,
             by_dir,
+            paths,
         }
     }
 
@@ -197,7 +200,7 @@ impl<'a> Files<'a> {
     }
 
     pub fn path(&self, id: FileId) -> PathBuf {
-        normalize(&self.sources.get(id).path)
+        self.paths[id as usize].clone()
     }
 
     pub fn docs(&self, id: FileId) -> &FileDocs {
@@ -215,7 +218,7 @@ impl<'a> Files<'a> {
             .take_while(|(d, _)| d.starts_with(dir))
             .flat_map(|(_, ids)| ids.iter().copied())
             .collect();
-        out.sort_by_key(|id| self.path(*id));
+        out.sort_by(|a, b| self.paths[*a as usize].cmp(&self.paths[*b as usize]));
         out
     }
 
@@ -254,7 +257,13 @@ impl<'a> Files<'a> {
     /// Whether `path` exists on disk as a directory or file, inside the root once symlinks are
     /// resolved. Only metadata is read.
     pub fn exists(&self, path: &Path) -> bool {
-        if self.by_path.contains_key(path) || self.by_dir.keys().any(|d| d.starts_with(path)) {
+        // A directory's descendants sort right after it, so one range step answers.
+        let holds_files = self
+            .by_dir
+            .range(path.to_path_buf()..)
+            .next()
+            .is_some_and(|(d, _)| d.starts_with(path));
+        if self.by_path.contains_key(path) || holds_files {
             return true;
         }
         let on_disk = if path.as_os_str().is_empty() {
