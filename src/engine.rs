@@ -300,7 +300,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let wanted = opts
         .report_only
         .as_ref()
-        .map(|changed| crate::scope::wanted(&found.files, changed, opts.limits));
+        .map(|changed| crate::scope::wanted(&found.files, changed, &opts.paths, opts.limits));
     let results: Vec<FileResult> = found
         .files
         .into_par_iter()

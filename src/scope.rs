@@ -36,20 +36,121 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
     out
 }
 
+/// A directory an Application (or an ApplicationSet's git generator) reads, below its root.
+struct Source {
+    dir: PathBuf,
+    recurse: bool,
+}
+
 /// What the first look at a file found.
 enum Seen {
     Kustomization(PathBuf, Vec<PathBuf>),
-    Application,
+    /// An Argo CD object (Application, ApplicationSet, AppProject, an `argocd-*` ConfigMap):
+    /// always parsed, as any of them may be a parent or hold repository-wide settings.
+    Argo {
+        sources: Vec<Source>,
+        /// ApplicationSet git generator patterns: directories, and files it reads.
+        dir_globs: Vec<globset::GlobMatcher>,
+        file_globs: Vec<globset::GlobMatcher>,
+    },
     Other,
 }
 
-/// Which of `files` to parse so that findings caused by `changed` are found as in a full run.
-pub fn wanted(files: &[PathBuf], changed: &[PathBuf], limits: ParseLimits) -> Vec<bool> {
+/// The root `path` lies in: the deepest of `roots`.
+fn root_of<'r>(roots: &'r [PathBuf], path: &Path) -> &'r Path {
+    roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.components().count())
+        .map_or(Path::new(""), |r| r.as_path())
+}
+
+fn argo(root: &Path, docs: &[yaml::Document]) -> Seen {
+    let mut sources = Vec::new();
+    let mut dir_globs = Vec::new();
+    let mut file_globs = Vec::new();
+    let mut add_sources = |spec: Option<&Node>| {
+        let Some(spec) = spec else { return };
+        let list: Vec<&Node> = match spec.get("sources").filter(|s| !s.items().is_empty()) {
+            Some(l) => l.items().iter().collect(),
+            None => spec.get("source").into_iter().collect(),
+        };
+        for src in list {
+            let Some(path) = src.str_at("path") else {
+                continue;
+            };
+            if path.contains("{{") {
+                continue;
+            }
+            let recurse = src
+                .path(&["directory", "recurse"])
+                .and_then(Node::as_scalar)
+                .and_then(yaml::typing::as_bool)
+                .unwrap_or(false);
+            sources.push(Source {
+                dir: normalize(&root.join(path)),
+                recurse,
+            });
+        }
+    };
+    for doc in docs {
+        match doc.root.str_at("kind") {
+            Some("Application") => add_sources(doc.root.get("spec")),
+            Some("ApplicationSet") => {
+                add_sources(doc.root.path(&["spec", "template", "spec"]));
+                let mut stack: Vec<&Node> =
+                    doc.root.path(&["spec", "generators"]).into_iter().collect();
+                while let Some(n) = stack.pop() {
+                    if let Some(git) = n.get("git") {
+                        for (key, out) in
+                            [("directories", &mut dir_globs), ("files", &mut file_globs)]
+                        {
+                            for e in git.get(key).map(Node::items).unwrap_or(&[]) {
+                                let pattern = e.str_at("path").unwrap_or("");
+                                let full = normalize(&root.join(pattern));
+                                if let Some(m) = crate::render::glob(&full.to_string_lossy(), true)
+                                {
+                                    out.push(m);
+                                }
+                            }
+                        }
+                    }
+                    match &n.value {
+                        yaml::Value::Map { entries, .. } => {
+                            stack.extend(entries.iter().map(|e| &e.value))
+                        }
+                        yaml::Value::Seq { items, .. } => stack.extend(items.iter()),
+                        yaml::Value::Scalar(_) => {}
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Seen::Argo {
+        sources,
+        dir_globs,
+        file_globs,
+    }
+}
+
+/// Which of `files` to parse so that findings caused by `changed` are found as in a full run:
+/// the changed files; every Argo CD object; the kustomizations that include a changed file
+/// (and what they include), that hold Applications, or that a changed Application or
+/// ApplicationSet reads; and the plain directories an Application reads where they hold a
+/// changed file. Other kustomizations are not built.
+pub fn wanted(
+    files: &[PathBuf],
+    changed: &[PathBuf],
+    roots: &[PathBuf],
+    limits: ParseLimits,
+) -> Vec<bool> {
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
+    let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
     let is_changed = |p: &Path| changed.iter().any(|c| p.starts_with(c));
-    // Every file is read once, in parallel: kustomizations for what they reference,
-    // everything else for a cheap text check.
+    // Every file is read once, in parallel: kustomizations for what they reference, Argo CD
+    // objects for the directories they read, everything else for a cheap text check.
     let seen: Vec<Seen> = files
         .par_iter()
         .zip(&paths)
@@ -67,8 +168,11 @@ pub fn wanted(files: &[PathBuf], changed: &[PathBuf], limits: ParseLimits) -> Ve
                     .map(|d| references(&dir, &d.root))
                     .unwrap_or_default();
                 Seen::Kustomization(dir, refs)
-            } else if text.contains("argoproj.io/") && text.contains("Application") {
-                Seen::Application
+            } else if text.contains("argoproj.io") || text.contains("argocd-") {
+                argo(
+                    root_of(&roots, path),
+                    &yaml::parse(0, &text, limits).documents,
+                )
             } else {
                 Seen::Other
             }
@@ -77,34 +181,78 @@ pub fn wanted(files: &[PathBuf], changed: &[PathBuf], limits: ParseLimits) -> Ve
     let mut want = vec![false; files.len()];
     // Kustomization directory → what it references.
     let mut kustomizations: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    let mut changed_kustomizations = BTreeSet::new();
-    for (i, (path, seen)) in paths.iter().zip(seen).enumerate() {
+    let mut argo_files: BTreeSet<&PathBuf> = BTreeSet::new();
+    let mut seeds: BTreeSet<PathBuf> = BTreeSet::new();
+    // Plain directories to read whole: (dir, recurse).
+    let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+    let mut file_globs = Vec::new();
+    let mut dir_globs = Vec::new();
+    for (i, (path, seen)) in paths.iter().zip(&seen).enumerate() {
         if is_changed(path) {
             want[i] = true;
         }
         match seen {
             Seen::Kustomization(dir, refs) => {
-                want[i] = true;
-                if is_changed(path) {
-                    changed_kustomizations.insert(dir.clone());
+                if is_changed(path) || is_changed(dir) || refs.iter().any(|r| is_changed(r)) {
+                    seeds.insert(dir.clone());
                 }
-                kustomizations.insert(dir, refs);
+                kustomizations.insert(dir.clone(), refs.clone());
             }
-            // Applications and ApplicationSets: any of them may be a parent.
-            Seen::Application => want[i] = true,
+            Seen::Argo {
+                sources,
+                dir_globs: dg,
+                file_globs: fg,
+            } => {
+                want[i] = true;
+                argo_files.insert(path);
+                file_globs.extend(fg.iter().cloned());
+                let mine = is_changed(path);
+                for s in sources {
+                    let holds_change = changed.iter().any(|c| {
+                        c.starts_with(&s.dir)
+                            && (s.recurse || c.parent() == Some(s.dir.as_path()) || *c == s.dir)
+                    });
+                    if mine || holds_change {
+                        seeds.insert(s.dir.clone());
+                        dirs.push((s.dir.clone(), s.recurse));
+                    }
+                }
+                if mine {
+                    dir_globs.extend(dg.iter().cloned());
+                }
+            }
             Seen::Other => {}
         }
     }
-    // Kustomizations that hold or include a changed file, then those that include them
-    // (overlays), then what all of those include (bases and components).
-    let mut related: BTreeSet<PathBuf> = kustomizations
-        .iter()
-        .filter(|(dir, refs)| {
-            changed_kustomizations.contains(*dir)
-                || is_changed(dir)
-                || refs.iter().any(|r| is_changed(r))
-        })
-        .map(|(dir, _)| dir.clone())
+    // Directories a changed ApplicationSet generates Applications for.
+    let matched: Vec<PathBuf> = kustomizations
+        .keys()
+        .chain(
+            paths
+                .iter()
+                .filter_map(|p| p.parent())
+                .map(Path::to_path_buf)
+                .collect::<BTreeSet<_>>()
+                .iter(),
+        )
+        .filter(|d| dir_globs.iter().any(|m| m.is_match(d)))
+        .cloned()
+        .collect();
+    for d in matched {
+        seeds.insert(d.clone());
+        dirs.push((d, false));
+    }
+    // Kustomizations that list Argo CD objects: the app-of-apps containers.
+    for (dir, refs) in &kustomizations {
+        if refs.iter().any(|r| argo_files.contains(r)) {
+            seeds.insert(dir.clone());
+        }
+    }
+    // Those kustomizations, then those that include them (overlays), then what all of those
+    // include (bases and components).
+    let mut related: BTreeSet<PathBuf> = seeds
+        .into_iter()
+        .filter(|d| kustomizations.contains_key(d))
         .collect();
     loop {
         let before = related.len();
@@ -131,7 +279,11 @@ pub fn wanted(files: &[PathBuf], changed: &[PathBuf], limits: ParseLimits) -> Ve
         .collect();
     for (i, path) in paths.iter().enumerate() {
         let in_related_dir = path.parent().is_some_and(|d| related.contains(d));
-        if inputs.contains(path) || in_related_dir {
+        let in_read_dir = dirs.iter().any(|(d, recurse)| {
+            path.parent() == Some(d.as_path()) || (*recurse && path.starts_with(d))
+        });
+        let generator_input = file_globs.iter().any(|m| m.is_match(path));
+        if inputs.contains(path) || in_related_dir || in_read_dir || generator_input {
             want[i] = true;
         }
     }

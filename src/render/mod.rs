@@ -108,7 +108,7 @@ fn respan(node: &mut crate::yaml::Node, span: Span) {
 
 /// A glob as Argo CD matches paths: `literal_separator` when `*` must stay within one path
 /// segment (generators), not for `directory.include`/`exclude`.
-fn glob(pattern: &str, literal_separator: bool) -> Option<globset::GlobMatcher> {
+pub(crate) fn glob(pattern: &str, literal_separator: bool) -> Option<globset::GlobMatcher> {
     globset::GlobBuilder::new(pattern)
         .literal_separator(literal_separator)
         .build()

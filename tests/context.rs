@@ -1,0 +1,105 @@
+//! `--context FILE` must report what a full run of the repository reports about FILE: every
+//! finding whose primary location is in FILE, and nothing a full run would not report. Checked
+//! for every manifest of every repository-shaped fixture (the example and fleet repositories,
+//! and each multi-file rule fixture), so that narrowing what is parsed never changes a verdict.
+
+mod common;
+
+use common::run_in;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn repositories() -> Vec<PathBuf> {
+    let root = common::root().join("fixtures");
+    let mut repos = vec![root.join("example-repo"), root.join("fleet-repo")];
+    for rule in std::fs::read_dir(root.join("rules")).unwrap() {
+        let rule = rule.unwrap().path();
+        for case in std::fs::read_dir(&rule).unwrap() {
+            let case = case.unwrap().path();
+            if case.is_dir() {
+                repos.push(case);
+            }
+        }
+    }
+    repos.sort();
+    repos
+}
+
+fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            manifests(&p, out);
+        } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            out.push(p);
+        }
+    }
+}
+
+/// A finding as both runs write it.
+fn key(f: &Value) -> String {
+    format!(
+        "{} {}:{}:{} {}",
+        f["rule"], f["file"], f["start"]["line"], f["start"]["column"], f["message"]
+    )
+}
+
+fn lint(dir: &Path, args: &[&str]) -> Vec<Value> {
+    let mut all = vec!["--format", "json", "--fail-on", "never"];
+    all.extend_from_slice(args);
+    let run = run_in(dir, &all, LIMIT);
+    assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+    common::json(&run)["findings"].as_array().unwrap().clone()
+}
+
+#[test]
+fn context_runs_report_what_full_runs_report_about_the_file() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for repo in repositories() {
+        // Paths as the linter writes them: relative to the repository, run from inside it.
+        let full: Vec<Value> = lint(&repo, &["."]);
+        let full_keys: BTreeSet<String> = full.iter().map(key).collect();
+        let mut files = Vec::new();
+        manifests(&repo, &mut files);
+        for file in files {
+            let rel = file
+                .strip_prefix(&repo)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let narrowed = lint(&repo, &["--context", &rel]);
+            checked += 1;
+            let got: BTreeSet<String> = narrowed.iter().map(key).collect();
+            for k in got.difference(&full_keys) {
+                failures.push(format!(
+                    "{}: --context {rel} reports what a full run does not: {k}",
+                    repo.display()
+                ));
+            }
+            for f in full.iter().filter(|f| f["file"] == rel.as_str()) {
+                if !got.contains(&key(f)) {
+                    failures.push(format!(
+                        "{}: --context {rel} misses {}",
+                        repo.display(),
+                        key(f)
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 200, "only {checked} files checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
