@@ -228,15 +228,17 @@ fn cx_enabled(cx: &Cx, rule: &str) -> bool {
 }
 
 fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for rule in RULES.iter().filter(|r| cx_enabled(cx, r.id)) {
-        if let Check::Graph(check) = rule.check {
+    RULES
+        .par_iter()
+        .filter(|r| cx_enabled(cx, r.id))
+        .flat_map_iter(|rule| {
             let mut sink = Sink::new(rule);
-            check(cx, graph, &mut sink);
-            out.extend(sink.findings);
-        }
-    }
-    out
+            if let Check::Graph(check) = rule.check {
+                check(cx, graph, &mut sink);
+            }
+            sink.findings
+        })
+        .collect()
 }
 
 /// The config's verdict on a finding: dropped, or kept with its severity.
@@ -409,12 +411,18 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
         .collect();
-    let rule_findings: Vec<Vec<Finding>> = lint
-        .par_iter()
-        .map(|&u| run_rules(&cx, &graph, u))
-        .collect();
+    // Per-object rules on every unit, and the graph rules beside them: all of it is sorted
+    // afterwards, so the scheduling does not show.
+    let (rule_findings, graph_findings) = rayon::join(
+        || -> Vec<Vec<Finding>> {
+            lint.par_iter()
+                .map(|&u| run_rules(&cx, &graph, u))
+                .collect()
+        },
+        || run_graph_rules(&cx, &graph),
+    );
     findings.extend(rule_findings.into_iter().flatten());
-    findings.extend(run_graph_rules(&cx, &graph));
+    findings.extend(graph_findings);
     // The configuration decides first, so that a suppression of a rule it turned off is not
     // mistaken for a stale one.
     let mut findings: Vec<Finding> = findings

@@ -109,19 +109,19 @@ impl Graph {
 
 /// Directories that another kustomization includes: bases and components, not roots.
 fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> BTreeSet<PathBuf> {
-    let mut out = BTreeSet::new();
-    for (dir, k) in kustomizations {
-        for field in ["resources", "bases", "components"] {
-            for item in k.get(field).map(Node::items).unwrap_or(&[]) {
-                if let Some(p) = item.as_str().and_then(|s| files.resolve(dir, s).ok()) {
-                    if p != *dir && files.kustomization(&p).is_some() {
-                        out.insert(p);
-                    }
-                }
-            }
-        }
-    }
-    out
+    kustomizations
+        .par_iter()
+        .flat_map_iter(|(dir, k)| {
+            ["resources", "bases", "components"]
+                .into_iter()
+                .flat_map(|field| k.get(field).map(Node::items).unwrap_or(&[]))
+                .filter_map(|item| item.as_str().and_then(|s| files.resolve(dir, s).ok()))
+                .filter(|p| p != dir && files.kustomization(p).is_some())
+                .collect::<Vec<_>>()
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .collect()
 }
 
 pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {

@@ -16,6 +16,7 @@ pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit
 use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{Document, FileId, Span};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -166,7 +167,11 @@ impl<'a> Files<'a> {
     pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
         let mut by_path = HashMap::new();
         let mut by_dir: BTreeMap<PathBuf, Vec<FileId>> = BTreeMap::new();
-        let paths: Vec<PathBuf> = sources.files().iter().map(|f| normalize(&f.path)).collect();
+        let paths: Vec<PathBuf> = sources
+            .files()
+            .par_iter()
+            .map(|f| normalize(&f.path))
+            .collect();
         for (i, p) in paths.iter().enumerate() {
             by_dir
                 .entry(p.parent().map(Path::to_path_buf).unwrap_or_default())
