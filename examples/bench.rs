@@ -15,27 +15,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+#[path = "../tests/common/rng.rs"]
+mod rng;
+
+use rng::Rng;
 
 const ENVS: [&str; 3] = ["dev", "staging", "prod"];
 const TEAMS: usize = 20;
-
-/// xorshift64*: the same corpus on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
 
 fn services_for(size: &str) -> Option<usize> {
     match size {

@@ -136,14 +136,7 @@ fn rule_table() -> String {
         "| rule | category | severity | fix | what it catches |\n|---|---|---|---|---|\n",
     );
     for r in RULES {
-        // The fix cell of the doc's `| category | default severity | fix |` table.
-        let fix = r
-            .doc
-            .lines()
-            .skip_while(|l| !l.starts_with("| category | default severity | fix |"))
-            .nth(2)
-            .and_then(|row| row.trim_matches('|').split('|').nth(2))
-            .map_or("none", str::trim);
+        let [_, _, fix] = common::doc_table(r.id, r.doc).unwrap_or_else(|e| panic!("{e}"));
         t.push_str(&format!(
             "| [`{}`](rules/{}.md) | {} | {} | {fix} | {} |\n",
             r.id,

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{root, run};
+use common::{doc, doc_table, root, run};
 
 const INDEX: &str = "docs/rules.md";
 
@@ -40,34 +40,6 @@ fn listed() -> Vec<Listed> {
             }
         })
         .collect()
-}
-
-fn doc(id: &str) -> String {
-    std::fs::read_to_string(root().join("rules").join(format!("{id}.md")))
-        .unwrap_or_else(|e| panic!("rules/{id}.md: {e}"))
-}
-
-/// The cells of the doc's `| category | default severity | fix |` table.
-fn doc_table(id: &str, doc: &str) -> Result<[String; 3], String> {
-    let mut lines = doc.lines().skip_while(|l| {
-        l.replace(' ', "")
-            .trim_end_matches('|')
-            .ne("|category|defaultseverity|fix")
-    });
-    lines.next().ok_or(format!(
-        "rules/{id}.md has no `| category | default severity | fix |` table"
-    ))?;
-    let row = lines
-        .nth(1)
-        .ok_or(format!("rules/{id}.md: the table has no row"))?;
-    let cells: Vec<String> = row
-        .trim()
-        .trim_matches('|')
-        .split('|')
-        .map(|c| c.trim().to_string())
-        .collect();
-    <[String; 3]>::try_from(cells)
-        .map_err(|c| format!("rules/{id}.md: the table row has {} cells", c.len()))
 }
 
 fn cell(s: &str) -> String {

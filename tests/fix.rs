@@ -181,22 +181,6 @@ fn check_case(case: &Path) -> Result<Vec<(String, String)>, String> {
     Ok(offered)
 }
 
-/// The `fix` cell of a rule's doc table: safe, unsafe or none.
-fn documented_fix(rule: &str) -> String {
-    let doc = std::fs::read_to_string(common::root().join(format!("rules/{rule}.md"))).unwrap();
-    let row = doc
-        .lines()
-        .skip_while(|l| !l.starts_with("| category | default severity | fix |"))
-        .nth(2)
-        .unwrap_or_else(|| panic!("rules/{rule}.md has no fix table"));
-    row.trim_matches('|')
-        .split('|')
-        .nth(2)
-        .unwrap()
-        .trim()
-        .to_string()
-}
-
 #[test]
 fn fix_pairs_apply_exactly_and_converge() {
     let cases = cases();
@@ -216,7 +200,8 @@ fn fix_pairs_apply_exactly_and_converge() {
         let Some(rule) = name.strip_suffix(".md") else {
             continue;
         };
-        let documented = documented_fix(rule);
+        let [_, _, documented] =
+            common::doc_table(rule, &common::doc(rule)).unwrap_or_else(|e| panic!("{e}"));
         let seen: Vec<&String> = offered
             .iter()
             .filter(|(r, _)| r == rule)

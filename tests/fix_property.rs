@@ -6,6 +6,7 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::run_in;
 use gitops_lint::yaml::{self, ParseLimits};
 use serde_json::Value;
@@ -15,24 +16,6 @@ use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
 const FILES: usize = 200;
-
-/// xorshift64*: deterministic across platforms, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
 
 /// A YAML value to emit: mappings and lists may be written block or flow.
 enum G {

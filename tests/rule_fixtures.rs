@@ -5,17 +5,8 @@
 
 mod common;
 
-use common::{json, root, run, stable};
+use common::{json, root, rule_ids, run, stable};
 use std::path::{Path, PathBuf};
-
-fn rule_ids() -> Vec<String> {
-    let out = run(&["rules"]);
-    assert_eq!(out.code, 0);
-    out.stdout
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().to_string())
-        .collect()
-}
 
 fn fixture_files(id: &str, prefix: &str) -> Vec<PathBuf> {
     let dir = root().join("fixtures/rules").join(id);

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{root, run};
+use common::{root, rule_ids, run};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -60,15 +60,6 @@ fn sarif(target: &str) -> (String, Value) {
     let value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("{target}: not JSON: {e}\n{}", out.stdout));
     (out.stdout, value)
-}
-
-fn rule_ids() -> Vec<String> {
-    let out = run(&["rules"]);
-    assert_eq!(out.code, 0);
-    out.stdout
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().to_string())
-        .collect()
 }
 
 fn text<'a>(v: &'a Value, pointer: &str) -> Option<&'a str> {

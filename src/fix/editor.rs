@@ -8,7 +8,7 @@
 use super::Edit;
 use crate::source::SourceDb;
 use crate::yaml::typing::{self, Kind};
-use crate::yaml::{Node, Scalar, Span, Style, Value};
+use crate::yaml::{Entry, Node, Scalar, Span, Style, Value};
 
 /// A value to write into a new entry.
 #[derive(Clone, Debug)]
@@ -159,7 +159,7 @@ impl<'a> Editor<'a> {
         Some(line_after(
             text,
             seq.span.file,
-            last_end(last),
+            last.span.end,
             indent.len(),
             &format!("{indent}-{gap}{content}"),
         ))
@@ -198,7 +198,7 @@ impl<'a> Editor<'a> {
             return match entries.last() {
                 Some(last) => Some(insert(
                     map.span.file,
-                    last_end(&last.value).max(last.key.span.end),
+                    entry_end(last),
                     format!(", {written}"),
                 )),
                 None => (text.as_bytes().get(map.span.start as usize) == Some(&b'{'))
@@ -221,7 +221,7 @@ impl<'a> Editor<'a> {
                 }
             });
         }
-        let end = last_end(&last.value).max(last.key.span.end);
+        let end = entry_end(last);
         Some(line_after(
             text,
             map.span.file,
@@ -356,14 +356,14 @@ impl<'a> Editor<'a> {
         let text = self.text(map.span);
         let file = map.span.file;
         if *flow {
-            let end = last_end(&entry.value).max(entry.key.span.end);
+            let end = entry_end(entry);
             let span = match (
                 index.checked_sub(1).and_then(|i| entries.get(i)),
                 entries.get(index + 1),
             ) {
                 (Some(prev), _) => Span {
                     file,
-                    start: last_end(&prev.value).max(prev.key.span.end),
+                    start: entry_end(prev),
                     end,
                 },
                 (None, Some(next)) => Span {
@@ -388,10 +388,7 @@ impl<'a> Editor<'a> {
             // The first key of a list item (`- key: v`): removing it would take the dash.
             return None;
         }
-        let end = next_line(
-            text,
-            last_end(&entry.value).max(entry.key.span.end) as usize,
-        );
+        let end = next_line(text, entry_end(entry) as usize);
         Some(Edit {
             span: Span::new(file, line, end),
             content: String::new(),
@@ -425,9 +422,9 @@ fn insert(file: u32, at: u32, content: String) -> Edit {
     }
 }
 
-/// Where a node's text really ends: a block scalar's span runs to the start of the next line.
-fn last_end(node: &Node) -> u32 {
-    node.span.end
+/// Where an entry's text ends: its value's end, or its key's when the value is empty.
+fn entry_end(e: &Entry) -> u32 {
+    e.value.span.end.max(e.key.span.end)
 }
 
 /// `line` as a new line after the one holding `end`, in the file's line endings. Comment lines

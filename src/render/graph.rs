@@ -154,21 +154,19 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     // Roots are independent builds: they run in parallel, in fixed-size chunks (neighbouring
     // overlays share their base through one builder's cache), and are merged in order, so the
     // graph is the same whatever the number of threads.
-    let built: Vec<(Vec<Vec<Object>>, Found)> = roots
+    let built: Vec<(Built, Found)> = roots
         .par_chunks(ROOTS_PER_BUILDER)
         .map(|chunk| {
             let mut kz = Kustomizer::new(&files);
-            let objects = chunk.iter().map(|dir| kz.build(dir)).collect();
+            let objects = chunk.iter().map(|dir| (*dir, kz.build(dir))).collect();
             (objects, kz.finish())
         })
         .collect();
-    let mut chunks = roots.chunks(ROOTS_PER_BUILDER);
     for (objects, other) in built {
-        let dirs = chunks.next().unwrap_or_default();
-        for (dir, objs) in dirs.iter().zip(objects) {
+        for (dir, objs) in objects {
             let units = push_units(&mut g, objs, true);
-            rendered_dirs.insert((*dir).clone(), units.clone());
-            g.roots.push(((*dir).clone(), units));
+            rendered_dirs.insert(dir.clone(), units.clone());
+            g.roots.push((dir.clone(), units));
         }
         kz.absorb(other);
     }
@@ -254,6 +252,9 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     g.notes.dedup();
     g
 }
+
+/// What one builder made: each root directory with its objects.
+type Built<'a> = Vec<(&'a PathBuf, Vec<Object>)>;
 
 /// Root kustomizations one builder takes: enough to share bases, few enough to spread.
 const ROOTS_PER_BUILDER: usize = 16;

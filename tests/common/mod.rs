@@ -1,6 +1,8 @@
 #![allow(dead_code)]
 //! Runs the real binary the way a user would.
 
+pub mod rng;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -134,4 +136,42 @@ pub fn still_fixable(report: &serde_json::Value, unsafe_ok: bool) -> Option<Stri
             )
         })
     })
+}
+
+/// Every rule id, as `gitops-lint rules` lists them.
+pub fn rule_ids() -> Vec<String> {
+    let out = run(&["rules"]);
+    assert_eq!(out.code, 0);
+    out.stdout
+        .lines()
+        .map(|l| l.split_whitespace().next().unwrap().to_string())
+        .collect()
+}
+
+pub fn doc(id: &str) -> String {
+    std::fs::read_to_string(root().join("rules").join(format!("{id}.md")))
+        .unwrap_or_else(|e| panic!("rules/{id}.md: {e}"))
+}
+
+/// The cells of the doc's `| category | default severity | fix |` table.
+pub fn doc_table(id: &str, doc: &str) -> Result<[String; 3], String> {
+    let mut lines = doc.lines().skip_while(|l| {
+        l.replace(' ', "")
+            .trim_end_matches('|')
+            .ne("|category|defaultseverity|fix")
+    });
+    lines.next().ok_or(format!(
+        "rules/{id}.md has no `| category | default severity | fix |` table"
+    ))?;
+    let row = lines
+        .nth(1)
+        .ok_or(format!("rules/{id}.md: the table has no row"))?;
+    let cells: Vec<String> = row
+        .trim()
+        .trim_matches('|')
+        .split('|')
+        .map(|c| c.trim().to_string())
+        .collect();
+    <[String; 3]>::try_from(cells)
+        .map_err(|c| format!("rules/{id}.md: the table row has {} cells", c.len()))
 }
