@@ -536,7 +536,14 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         outcome = o;
         let files = report::plural(fixed.changes.len(), "file", "files");
         if args.diff {
-            out.write_all(fixed.diff().as_bytes())
+            // The final round read every changed file with its fixes applied.
+            let after_shown = |c: &crate::fix::apply::Change| {
+                (0..outcome.sources.files().len())
+                    .map(|i| i as crate::yaml::FileId)
+                    .find(|id| outcome.sources.get(*id).path == c.path)
+                    .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
+            };
+            out.write_all(fixed.diff(after_shown).as_bytes())
                 .map_err(|e| e.to_string())?;
             for p in &fixed.problems {
                 eprintln!("gitops-lint: {p}");

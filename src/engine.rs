@@ -145,10 +145,10 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
             err.help,
         );
         return FileResult {
+            redactions: crate::model::unparsed_secret_spans(id, &text),
             source: SourceFile::new(path, text),
             docs: FileDocs::default(),
             problems: vec![f],
-            redactions: Vec::new(),
             skip: None,
         };
     }
@@ -173,11 +173,14 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
     let docs = file_docs(id, &path, parsed);
-    let redactions = docs
+    let mut redactions: Vec<_> = docs
         .objects
         .iter()
         .flat_map(|o| o.secret_value_spans())
         .collect();
+    if broken {
+        redactions.extend(crate::model::unparsed_secret_spans(id, &text));
+    }
     FileResult {
         source: SourceFile::new(path, text),
         docs,
@@ -585,6 +588,7 @@ pub fn fix(
                     path: source.path.clone(),
                     before: source.text.clone(),
                     after: String::new(),
+                    before_shown: crate::report::redacted_text(&outcome, *file),
                     fixed: Vec::new(),
                 });
             change.after = after.clone();

@@ -63,6 +63,11 @@ impl Object {
         if matches!(self.kind.as_str(), "Kustomization" | "Component") {
             return self.generator_literal_spans();
         }
+        if self.group() == "external-secrets.io"
+            && matches!(self.kind.as_str(), "SecretStore" | "ClusterSecretStore")
+        {
+            return self.fake_provider_spans();
+        }
         if !self.is("", "Secret") {
             return Vec::new();
         }
@@ -75,6 +80,27 @@ impl Object {
 }
 
 impl Object {
+    /// The External Secrets `fake` provider holds its secret values inline (`data[].value`,
+    /// `data[].valueMap`).
+    fn fake_provider_spans(&self) -> Vec<Span> {
+        let items = self
+            .root
+            .path(&["spec", "provider", "fake", "data"])
+            .map(Node::items)
+            .unwrap_or(&[]);
+        items
+            .iter()
+            .flat_map(|item| {
+                let value = item.get("value").map(|v| v.span);
+                let map = item
+                    .get("valueMap")
+                    .map(|m| m.entries().iter().map(|e| e.value.span).collect())
+                    .unwrap_or_else(Vec::new);
+                value.into_iter().chain(map)
+            })
+            .collect()
+    }
+
     /// The values of a kustomization's `secretGenerator` literals (`KEY=value`): the part
     /// after `=` when the scalar is written on one line, else the whole item.
     fn generator_literal_spans(&self) -> Vec<Span> {
@@ -204,4 +230,45 @@ fn push_object(
         root,
         generated: false,
     });
+}
+
+/// What to mask in a file that does not parse, when it may hold secret values (it mentions a
+/// Secret or a secretGenerator): no object tells where the values are, so every value on every
+/// line is masked, and only keys, list dashes, comments, `apiVersion` and `kind` stay readable.
+pub fn unparsed_secret_spans(file: FileId, text: &str) -> Vec<Span> {
+    if !text.contains("Secret") && !text.contains("secretGenerator") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start().len();
+        let mut start = indent;
+        // List dashes, then a `key:`.
+        while body[start..].starts_with("- ") {
+            start += 2;
+            start += body[start..].len() - body[start..].trim_start().len();
+        }
+        let rest = &body[start..];
+        if !rest.starts_with('#') && !rest.is_empty() {
+            let value = match rest.find(": ") {
+                Some(colon) => {
+                    let key = rest[..colon].trim_matches(['"', '\'', ' ']);
+                    if matches!(key, "apiVersion" | "kind") {
+                        None
+                    } else {
+                        Some(start + colon + 2)
+                    }
+                }
+                None if rest.ends_with(':') => None,
+                None => Some(start),
+            };
+            if let Some(v) = value.filter(|v| *v < body.len()) {
+                out.push(Span::new(file, offset + v, offset + body.len()));
+            }
+        }
+        offset += line.len();
+    }
+    out
 }

@@ -104,6 +104,8 @@ pub struct Change {
     /// The text as first read.
     pub before: String,
     pub after: String,
+    /// `before` with its secret values masked: what a diff may show of it.
+    pub before_shown: String,
     /// Rule ids of the findings fixed, one per finding.
     pub fixed: Vec<&'static str>,
 }
@@ -121,8 +123,10 @@ impl Fixed {
         self.changes.iter().map(|c| c.fixed.len()).sum()
     }
 
-    /// A unified diff of every change, `a/` and `b/` prefixed as git writes them.
-    pub fn diff(&self) -> String {
+    /// A unified diff of every change, `a/` and `b/` prefixed as git writes them. `after_shown`
+    /// gives a change's new text with its secret values masked: the diff is made of the masked
+    /// texts, so that its context lines never carry a Secret's values.
+    pub fn diff(&self, after_shown: impl Fn(&Change) -> String) -> String {
         let mut out = String::new();
         for c in &self.changes {
             let path = c.path.to_string_lossy().replace('\\', "/");
@@ -131,7 +135,8 @@ impl Fixed {
             } else {
                 (format!("a/{path}"), format!("b/{path}"))
             };
-            let diff = similar::TextDiff::from_lines(&c.before, &c.after);
+            let after = after_shown(c);
+            let diff = similar::TextDiff::from_lines(&c.before_shown, &after);
             out.push_str(
                 &diff
                     .unified_diff()
@@ -233,6 +238,7 @@ mod tests {
                 path: path.clone(),
                 before: "a: 1\n".into(),
                 after: "a: 3\n".into(),
+                before_shown: "a: 1\n".into(),
                 fixed: vec!["r"],
             }],
             problems: Vec::new(),
@@ -255,6 +261,7 @@ mod tests {
                 path: link,
                 before: "a: 1\n".into(),
                 after: "a: 3\n".into(),
+                before_shown: "a: 1\n".into(),
                 fixed: vec!["r"],
             }],
             problems: Vec::new(),
