@@ -137,6 +137,14 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     let mut out = Discovered::default();
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
+        // A file name may come from the tree itself (a pre-commit hook passes the changed
+        // files), and a symlink there can point anywhere: it is not read. A directory named on
+        // the command line is the root the user chose, link or not.
+        let link = std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink());
+        if link && !meta.is_dir() {
+            out.skipped.push((clean(root), SkipReason::NotAFile));
+            continue;
+        }
         if meta.is_file() {
             // A file named on the command line is linted whatever its name.
             consider(&mut out, root.clone(), Some(meta.len()), opts);
