@@ -3,6 +3,9 @@
 //! The library never runs `git`; these tests do, to build the repositories. Without `git`
 //! installed they are skipped, saying so.
 
+mod common;
+
+use common::git;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,23 +21,6 @@ fn have_git() -> bool {
         eprintln!("SKIPPED: the `git` program is not installed; changed_since is not tested");
     }
     ok
-}
-
-/// Runs git in `dir`, isolated from the user's and the system's configuration.
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .expect("run git");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 fn git_stdout(dir: &Path, args: &[&str]) -> String {

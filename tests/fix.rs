@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::run_in;
+use common::{copy_tree, run_in};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -46,14 +46,6 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
     out
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    for (rel, bytes) in tree(from) {
-        let dest = to.join(rel);
-        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::write(dest, bytes).unwrap();
-    }
 }
 
 fn args_of(case: &Path) -> Vec<String> {
