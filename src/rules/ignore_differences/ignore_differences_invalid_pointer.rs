@@ -16,7 +16,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             continue;
         };
         let finding = out
-            .report(item.span, format!("`{}` is not a JSON pointer: {}", item.text, problem.why))
+            .report(item.span, format!("`{}` {}: {}", item.text, problem.what, problem.why))
             .label(problem.label);
         match problem.meant {
             Some(meant) => finding.help(format!("write `{meant}`")),
@@ -26,6 +26,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
 }
 
 struct Problem {
+    what: &'static str,
     why: &'static str,
     label: &'static str,
     help: &'static str,
@@ -61,6 +62,7 @@ fn problem(pointer: &str) -> Option<Problem> {
             None
         };
         return Some(Problem {
+            what: "is not a JSON pointer",
             why: if pointer.starts_with('.') {
                 "this is jq syntax, which belongs under `jqPathExpressions`; a JSON pointer starts with `/` and Argo CD ignores nothing with this one"
             } else {
@@ -74,6 +76,7 @@ fn problem(pointer: &str) -> Option<Problem> {
     let tokens: Vec<&str> = pointer[1..].split('/').collect();
     if tokens.iter().any(|t| bad_escape(t)) {
         return Some(Problem {
+            what: "is not a JSON pointer",
             why: "`~` may only be followed by `0` (a literal `~`) or `1` (a `/` inside a key)",
             label: "invalid `~` escape",
             help: "write a `~` inside a key as `~0` and a `/` inside a key as `~1`",
@@ -94,6 +97,7 @@ fn problem(pointer: &str) -> Option<Problem> {
             meant.push('/');
             meant.push_str(&tokens[i + 1..].join("~1"));
             return Some(Problem {
+                what: "matches nothing",
                 why: "a `/` inside a key must be written `~1`; as written the pointer walks into a string value and matches nothing",
                 label: "`/` inside a key",
                 help: "write each `/` inside a key as `~1`",
