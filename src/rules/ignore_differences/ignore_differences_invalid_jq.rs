@@ -17,7 +17,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             continue;
         };
         let at = if err.at < item.text.len() {
-            format!(" at column {} (`{}`)", err.at + 1, excerpt(&item.text[err.at..]))
+            format!(
+                " at column {} (`{}`)",
+                err.at + 1,
+                excerpt(&item.text[err.at..])
+            )
         } else {
             " at its end".to_string()
         };
@@ -130,10 +134,19 @@ mod tests {
         let e = syntax_error(".spec | | .x").expect("double pipe");
         assert_eq!(e.at, 8, "at the second pipe");
         assert!(syntax_error("").is_some(), "del() needs an argument");
-        assert!(syntax_error(".a ) | (.b").is_none(), "Argo CD wraps the text in del(...)");
+        assert!(
+            syntax_error(".a ) | (.b").is_none(),
+            "Argo CD wraps the text in del(...)"
+        );
         assert!(syntax_error("select(.name == \"x\"").is_some());
-        assert!(syntax_error(".a # comment").is_some(), "the comment swallows the closing parenthesis");
+        assert!(
+            syntax_error(".a # comment").is_some(),
+            "the comment swallows the closing parenthesis"
+        );
         assert!(syntax_error(".spec.\"unterminated").is_some());
-        assert!(syntax_error("/spec/replicas").is_some(), "a JSON pointer is not jq");
+        assert!(
+            syntax_error("/spec/replicas").is_some(),
+            "a JSON pointer is not jq"
+        );
     }
 }

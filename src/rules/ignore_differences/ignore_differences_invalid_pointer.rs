@@ -16,7 +16,10 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             continue;
         };
         let finding = out
-            .report(item.span, format!("`{}` {}: {}", item.text, problem.what, problem.why))
+            .report(
+                item.span,
+                format!("`{}` {}: {}", item.text, problem.what, problem.why),
+            )
             .label(problem.label);
         match problem.meant {
             Some(meant) => finding.help(format!("write `{meant}`")),
@@ -54,7 +57,11 @@ fn problem(pointer: &str) -> Option<Problem> {
             let names: Vec<&str> = jq.split('.').collect();
             names
                 .iter()
-                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+                .all(|n| {
+                    !n.is_empty()
+                        && n.bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                })
                 .then(|| format!("/{}", names.join("/")))
         } else if !trimmed.is_empty() && !trimmed.contains(char::is_whitespace) {
             Some(format!("/{trimmed}"))
@@ -86,8 +93,8 @@ fn problem(pointer: &str) -> Option<Problem> {
     // `/metadata/annotations/example.com/team` walks into the annotation `example.com`,
     // which is a string: the key meant is `example.com/team`.
     for (i, t) in tokens.iter().enumerate() {
-        let parent_ok = *t != "annotations" && *t != "labels"
-            || i > 0 && tokens[i - 1] == "metadata";
+        let parent_ok =
+            *t != "annotations" && *t != "labels" || i > 0 && tokens[i - 1] == "metadata";
         if STRING_MAPS.contains(t) && parent_ok && tokens.len() > i + 2 {
             let mut meant = String::new();
             for head in &tokens[..=i] {

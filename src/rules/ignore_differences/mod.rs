@@ -1,8 +1,8 @@
+pub mod ignore_differences_invalid_jq;
+pub mod ignore_differences_invalid_pointer;
 pub mod ignore_differences_never_matches;
 pub mod ignore_differences_wildcard;
 pub mod ignore_replicas_without_managers;
-pub mod ignore_differences_invalid_jq;
-pub mod ignore_differences_invalid_pointer;
 
 use crate::model::Object;
 use crate::rules::app::app;
@@ -58,7 +58,10 @@ fn argocd_cm_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>>
         let name = e.key.as_str().unwrap_or("");
         let customization = ["ignoreDifferences.", "ignoreResourceUpdates."]
             .iter()
-            .any(|p| name.strip_prefix("resource.customizations.").is_some_and(|r| r.starts_with(p)));
+            .any(|p| {
+                name.strip_prefix("resource.customizations.")
+                    .is_some_and(|r| r.starts_with(p))
+            });
         let Some(text) = e.value.as_str().filter(|_| customization) else {
             continue;
         };

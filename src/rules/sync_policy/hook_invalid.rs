@@ -45,7 +45,10 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             "the object is treated as a hook of no phase, so it is never applied"
         };
         let finding = out
-            .report(*span, format!("`{text}` is not an Argo CD hook type: {effect}"))
+            .report(
+                *span,
+                format!("`{text}` is not an Argo CD hook type: {effect}"),
+            )
             .label("unknown hook type");
         match did_you_mean(text, HOOKS.iter().copied()) {
             Some(known) => finding.help(format!("write `{known}` (hook types are case-sensitive)")),

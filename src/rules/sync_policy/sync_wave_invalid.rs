@@ -17,9 +17,12 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
         return;
     };
     let Some(scalar) = node.as_scalar() else {
-        out.report(node.span, "the sync wave must be a string holding an integer, such as `\"5\"`")
-            .label("not a string")
-            .help(format!("write `{KEY}: \"0\"` with the wave you mean"));
+        out.report(
+            node.span,
+            "the sync wave must be a string holding an integer, such as `\"5\"`",
+        )
+        .label("not a string")
+        .help(format!("write `{KEY}: \"0\"` with the wave you mean"));
         return;
     };
     let text = scalar.text.as_str();
@@ -68,8 +71,10 @@ fn suggestion(text: &str) -> Option<String> {
         return Some(t.to_string());
     }
     let f: f64 = t.parse().ok()?;
-    (f.fract() == 0.0 && f.abs() < 1e15 && t.bytes().all(|b| b.is_ascii_digit() || b"+-.".contains(&b)))
-        .then(|| format!("{}", f as i64))
+    (f.fract() == 0.0
+        && f.abs() < 1e15
+        && t.bytes().all(|b| b.is_ascii_digit() || b"+-.".contains(&b)))
+    .then(|| format!("{}", f as i64))
 }
 
 #[cfg(test)]
@@ -81,7 +86,20 @@ mod tests {
         for ok in ["0", "5", "-1", "+3", "007", "-9223372036854775808"] {
             assert!(is_wave(ok), "{ok}");
         }
-        for bad in ["", " 1", "1 ", "1.0", "1e3", "one", "0x10", "1_000", "--1", "+", "9223372036854775808", "１"] {
+        for bad in [
+            "",
+            " 1",
+            "1 ",
+            "1.0",
+            "1e3",
+            "one",
+            "0x10",
+            "1_000",
+            "--1",
+            "+",
+            "9223372036854775808",
+            "１",
+        ] {
             assert!(!is_wave(bad), "{bad}");
         }
     }
