@@ -105,7 +105,7 @@ fn problem(pointer: &str) -> Option<Problem> {
             meant.push_str(&tokens[i + 1..].join("~1"));
             return Some(Problem {
                 what: "matches nothing",
-                why: "a `/` inside a key must be written `~1`; as written the pointer walks into a string value and matches nothing",
+                why: "a `/` inside a key must be written `~1`; as written, the pointer walks into a string value",
                 label: "`/` inside a key",
                 help: "write each `/` inside a key as `~1`",
                 meant: Some(meant),
