@@ -1,4 +1,5 @@
 use super::path_items;
+use crate::fix::{Applicability, Fix};
 use crate::model::Object;
 use crate::rules::{rule, Cx, Sink};
 
@@ -21,10 +22,15 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                 format!("`{}` {}: {}", item.text, problem.what, problem.why),
             )
             .label(problem.label);
-        match problem.meant {
-            Some(meant) => finding.help(format!("write `{meant}`")),
-            None => finding.help(problem.help),
+        let Some(meant) = problem.meant else {
+            finding.help(problem.help);
+            continue;
         };
+        finding.help(format!("write `{meant}`"));
+        if let Some(node) = item.node {
+            let edit = cx.editor().replace_scalar(node, &meant);
+            finding.fix(Fix::new(problem.fix, format!("write `{meant}`"), [edit]));
+        }
     }
 }
 
@@ -35,6 +41,9 @@ struct Problem {
     help: &'static str,
     /// The pointer the text evidently means, when there is exactly one.
     meant: Option<String>,
+    /// Whether writing `meant` only respells what the text says (`~1` for a `/` that cannot be
+    /// a separator, spaces trimmed) or reads intent into it (a missing `/`, a jq path).
+    fix: Applicability,
 }
 
 /// Maps whose keys often hold `/` (`example.com/team`) and whose values are strings, so a
@@ -50,6 +59,11 @@ fn problem(pointer: &str) -> Option<Problem> {
     }
     if !pointer.starts_with('/') {
         let trimmed = pointer.trim();
+        let fix = if trimmed.starts_with('/') {
+            Applicability::Safe
+        } else {
+            Applicability::Unsafe
+        };
         let meant = if trimmed.starts_with('/') {
             Some(trimmed.to_string())
         } else if let Some(jq) = trimmed.strip_prefix('.') {
@@ -78,6 +92,7 @@ fn problem(pointer: &str) -> Option<Problem> {
             label: "no leading `/`",
             help: "start the pointer with `/`, for example `/spec/replicas`",
             meant,
+            fix,
         });
     }
     let tokens: Vec<&str> = pointer[1..].split('/').collect();
@@ -88,6 +103,7 @@ fn problem(pointer: &str) -> Option<Problem> {
             label: "invalid `~` escape",
             help: "write a `~` inside a key as `~0` and a `/` inside a key as `~1`",
             meant: None,
+            fix: Applicability::Unsafe,
         });
     }
     // `/metadata/annotations/example.com/team` walks into the annotation `example.com`,
@@ -109,6 +125,7 @@ fn problem(pointer: &str) -> Option<Problem> {
                 label: "`/` inside a key",
                 help: "write each `/` inside a key as `~1`",
                 meant: Some(meant),
+                fix: Applicability::Safe,
             });
         }
     }

@@ -14,6 +14,8 @@ use std::borrow::Cow;
 pub struct PathItem<'a> {
     pub text: Cow<'a, str>,
     pub span: Span,
+    /// The item's own node; `None` inside an argocd-cm value, which is YAML in a string.
+    pub node: Option<&'a Node>,
 }
 
 /// The items under `key` (`jsonPointers` or `jqPathExpressions`) of an Application's (or
@@ -37,6 +39,7 @@ pub fn path_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>> 
             Some(PathItem {
                 text: Cow::Borrowed(n.as_str()?),
                 span: n.span,
+                node: Some(n),
             })
         })
         .collect();
@@ -81,6 +84,7 @@ fn argocd_cm_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>>
             out.push(PathItem {
                 text: Cow::Owned(t.to_string()),
                 span,
+                node: None,
             });
         }
     }
