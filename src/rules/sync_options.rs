@@ -161,7 +161,26 @@ pub struct Use<'a> {
 /// The `argocd.argoproj.io/sync-options` annotation of any object, split the way Argo CD splits
 /// it (comma-separated, whitespace trimmed), with a span per token.
 fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
-    let Some(node) = obj.annotation("argocd.argoproj.io/sync-options") else {
+    annotation_tokens(cx, obj, "argocd.argoproj.io/sync-options")
+        .into_iter()
+        .map(|(text, span, node)| Use {
+            text,
+            span,
+            node,
+            level: Level::Resource,
+        })
+        .collect()
+}
+
+/// The tokens of a comma-separated Argo CD annotation (`sync-options`, `hook`,
+/// `hook-delete-policy`), split as Argo CD splits them: on commas, whitespace trimmed, empty
+/// tokens dropped. Each comes with its own span and the annotation's node.
+pub fn annotation_tokens<'a>(
+    cx: &super::Cx,
+    obj: &'a Object,
+    key: &str,
+) -> Vec<(&'a str, Span, &'a Node)> {
+    let Some(node) = obj.annotation(key) else {
         return Vec::new();
     };
     let Some(text) = node.as_str() else {
@@ -176,12 +195,7 @@ fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
         }
         let span = cx.span_in(node, trimmed, from);
         from = (span.end - node.span.start) as usize;
-        out.push(Use {
-            text: trimmed,
-            span,
-            node,
-            level: Level::Resource,
-        });
+        out.push((trimmed, span, node));
     }
     out
 }

@@ -1,7 +1,9 @@
 pub mod allow_empty;
 pub mod automated_enabled_ignored;
 pub mod automated_misuse;
+pub mod floating_target_revision;
 pub mod half_enforced_sync;
+pub mod hook_invalid;
 pub mod managed_namespace_metadata_ignored;
 pub mod prune_disabled;
 pub mod prune_without_prune_last;
@@ -11,4 +13,5 @@ pub mod self_heal_disabled;
 pub mod self_heal_ignores_not_respected;
 pub mod sync_option_invalid;
 pub mod sync_option_unsupported;
+pub mod sync_wave_invalid;
 pub mod sync_window_no_break_glass;
