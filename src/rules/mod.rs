@@ -208,6 +208,7 @@ registry! {
     schema::invalid_yaml,
     schema::duplicate_key,
     schema::application_source_missing,
+    schema::helm_values_missing,
     schema::kustomize_error,
     schema::suppression_without_reason,
     schema::unused_suppression,
