@@ -209,6 +209,7 @@ registry! {
     schema::duplicate_key,
     schema::application_source_missing,
     schema::helm_values_missing,
+    schema::ref_source_unused,
     schema::kustomize_error,
     schema::suppression_without_reason,
     schema::unused_suppression,

@@ -5,6 +5,7 @@ pub mod duplicate_key;
 pub mod helm_values_missing;
 pub mod invalid_yaml;
 pub mod kustomize_error;
+pub mod ref_source_unused;
 pub mod suppression_without_reason;
 pub mod unknown_field;
 pub mod unused_suppression;
