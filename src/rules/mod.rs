@@ -202,6 +202,7 @@ registry! {
     fleet::child_break_glass_reverted,
     fleet::manual_sync_not_enforced,
     fleet::cascade_delete_risk,
+    fleet::operator_drift_not_ignored,
     schema::application_shape,
     schema::unknown_field,
     schema::ambiguous_boolean,
