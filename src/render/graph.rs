@@ -547,13 +547,9 @@ fn check_value_files(
         }
         // Argo CD expands a glob; it fails when nothing matches. Only a fixed part that does
         // not exist is certain to match nothing.
-        let fixed: Vec<&str> = written
-            .split('/')
-            .take_while(|c| !c.contains(['*', '?', '[']))
-            .collect();
-        let globbed = fixed.len() < written.split('/').count();
-        let checked = if globbed { fixed.join("/") } else { written.to_string() };
-        match files.resolve(base, &checked) {
+        let checked = appset::fixed_prefix(written);
+        let globbed = checked.len() < written.len();
+        match files.resolve(base, checked) {
             Ok(p) if files.exists(&p) => {}
             Ok(p) => {
                 let rel = p.strip_prefix(&root).unwrap_or(&p).display().to_string();

@@ -11,7 +11,7 @@ rule! {
     id: "operator-drift-not-ignored",
     category: Fleet,
     severity: Warning,
-    summary: "A self-healing app holds an object an operator it also deploys writes into, with no ignore on it",
+    summary: "A self-healing app deploys an object an operator also writes (a certificate Secret, a caBundle) with no ignore on it",
     check: Check::Graph(check),
 }
 
@@ -63,7 +63,10 @@ pub fn parse(text: &str) -> Result<Vec<Operator>, String> {
         return Err(p.message.clone());
     }
     let root = parsed.documents.first().map(|d| &d.root).ok_or("empty")?;
-    let list = root.get("operators").filter(|l| l.is_seq()).ok_or("no `operators` list")?;
+    let list = root
+        .get("operators")
+        .filter(|l| l.is_seq())
+        .ok_or("no `operators` list")?;
     list.items().iter().map(operator).collect()
 }
 
@@ -100,7 +103,8 @@ fn conditions(node: &Node, key: &str, what: &str) -> Result<Vec<(String, Vec<Str
         .iter()
         .map(|e| {
             let pointer = e.key.as_str().filter(|p| p.starts_with('/'));
-            let pointer = pointer.ok_or_else(|| format!("{what}: `{key}` keys are JSON pointers"))?;
+            let pointer =
+                pointer.ok_or_else(|| format!("{what}: `{key}` keys are JSON pointers"))?;
             let values = e
                 .value
                 .items()
@@ -145,7 +149,11 @@ fn operator(node: &Node) -> Result<Operator, String> {
 }
 
 fn writes(w: &Node, what: &str) -> Result<Writes, String> {
-    let own = w.get("self").and_then(Node::as_scalar).and_then(typing::as_bool) == Some(true);
+    let own = w
+        .get("self")
+        .and_then(Node::as_scalar)
+        .and_then(typing::as_bool)
+        == Some(true);
     let target = if own {
         if w.get("kind").is_some() || w.get("names").is_some() {
             return Err(format!("{what}: `self` writes name no other object"));
@@ -333,9 +341,10 @@ fn jq_tokens(expr: &str) -> Option<Vec<String>> {
 /// writes into every item.
 fn path_covers(ignored: &[String], field: &[&str]) -> bool {
     ignored.len() <= field.len()
-        && ignored.iter().zip(field).all(|(i, f)| {
-            i == f || ((i == "*" || i.parse::<usize>().is_ok()) && (*f == "*"))
-        })
+        && ignored
+            .iter()
+            .zip(field)
+            .all(|(i, f)| i == f || ((i == "*" || i.parse::<usize>().is_ok()) && (*f == "*")))
 }
 
 /// Argo CD diffs `stringData` as `data`, so an ignore on one covers the other.
@@ -360,14 +369,17 @@ fn ignored(cx: &Cx, view: &App, obj: &Object, field: &str) -> bool {
             return false;
         }
         let listed = |key| e.get(key).map(Node::items).unwrap_or(&[]);
-        let by_pointer = listed("jsonPointers").iter().filter_map(Node::as_str).any(|p| {
-            let ignored: Vec<String> = diffed_as(p.trim())
-                .split('/')
-                .skip(1)
-                .map(|t| t.replace("~1", "/").replace("~0", "~"))
-                .collect();
-            path_covers(&ignored, &tokens)
-        });
+        let by_pointer = listed("jsonPointers")
+            .iter()
+            .filter_map(Node::as_str)
+            .any(|p| {
+                let ignored: Vec<String> = diffed_as(p.trim())
+                    .split('/')
+                    .skip(1)
+                    .map(|t| t.replace("~1", "/").replace("~0", "~"))
+                    .collect();
+                path_covers(&ignored, &tokens)
+            });
         // A jq expression this reading does not follow may well cover the field.
         let by_jq = listed("jqPathExpressions")
             .iter()
@@ -378,7 +390,10 @@ fn ignored(cx: &Cx, view: &App, obj: &Object, field: &str) -> bool {
         by_pointer || by_jq || by_manager
     });
     let concrete: String = field.replace("/*", "/0");
-    by_app || cx.repo.system_ignores_pointer(&format!("{group}_{}", obj.kind), &concrete)
+    by_app
+        || cx
+            .repo
+            .system_ignores_pointer(&format!("{group}_{}", obj.kind), &concrete)
 }
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
@@ -440,10 +455,11 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
 fn name_source<'n>(w: &Writes, trigger: &'n Node) -> Option<&'n Node> {
     let (_, _, names) = w.target.as_ref()?;
     let fields = template_fields(names.first()?)?;
-    fields
-        .iter()
-        .flatten()
-        .find_map(|keys| trigger.path(keys).filter(|n| n.as_str().is_some_and(|s| !s.is_empty())))
+    fields.iter().flatten().find_map(|keys| {
+        trigger
+            .path(keys)
+            .filter(|n| n.as_str().is_some_and(|s| !s.is_empty()))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -485,10 +501,16 @@ fn report(
             .fields
             .iter()
             .flat_map(|f| {
-                let mut nodes: Vec<(&str, &Node)> =
-                    nodes_at(&obj.root, f).into_iter().map(|n| (f.as_str(), n)).collect();
+                let mut nodes: Vec<(&str, &Node)> = nodes_at(&obj.root, f)
+                    .into_iter()
+                    .map(|n| (f.as_str(), n))
+                    .collect();
                 if f == "/data" {
-                    nodes.extend(nodes_at(&obj.root, "/stringData").into_iter().map(|n| ("/stringData", n)));
+                    nodes.extend(
+                        nodes_at(&obj.root, "/stringData")
+                            .into_iter()
+                            .map(|n| ("/stringData", n)),
+                    );
                 }
                 nodes
             })
@@ -540,7 +562,10 @@ fn report(
     f.on(u).label("also written by the operator");
     if t != u {
         let at = source.map_or(trigger.root.span, |n| n.span);
-        f.also(at, format!("{} makes {} write it", trigger.display(), op.name));
+        f.also(
+            at,
+            format!("{} makes {} write it", trigger.display(), op.name),
+        );
     }
     f.help(help);
     f.applications = vec![app];
@@ -552,7 +577,8 @@ mod tests {
 
     #[test]
     fn the_operator_table_loads() {
-        let table = parse(DATA).unwrap_or_else(|e| panic!("rules/operator-drift-not-ignored.yaml: {e}"));
+        let table =
+            parse(DATA).unwrap_or_else(|e| panic!("rules/operator-drift-not-ignored.yaml: {e}"));
         let names: Vec<&str> = table.iter().map(|o| o.name.as_str()).collect();
         for wanted in [
             "cert-manager",
@@ -588,8 +614,14 @@ mod tests {
             crate::yaml::ParseLimits::default(),
         );
         let root = &doc.documents[0].root;
-        assert_eq!(render_name("{.spec.target.name|.metadata.name}", root).as_deref(), Some("creds"));
-        assert_eq!(render_name("{.spec.other|.metadata.name}-app", root).as_deref(), Some("es-app"));
+        assert_eq!(
+            render_name("{.spec.target.name|.metadata.name}", root).as_deref(),
+            Some("creds")
+        );
+        assert_eq!(
+            render_name("{.spec.other|.metadata.name}-app", root).as_deref(),
+            Some("es-app")
+        );
         assert_eq!(render_name("prometheus-{.spec.missing}", root), None);
     }
 
@@ -597,12 +629,23 @@ mod tests {
     fn jq_paths_read_as_pointers() {
         assert_eq!(
             jq_tokens(".webhooks[]?.clientConfig.caBundle"),
-            Some(vec!["webhooks".into(), "*".into(), "clientConfig".into(), "caBundle".into()])
+            Some(vec![
+                "webhooks".into(),
+                "*".into(),
+                "clientConfig".into(),
+                "caBundle".into()
+            ])
         );
-        assert_eq!(jq_tokens(".data[\"tls.crt\"]"), Some(vec!["data".into(), "tls.crt".into()]));
+        assert_eq!(
+            jq_tokens(".data[\"tls.crt\"]"),
+            Some(vec!["data".into(), "tls.crt".into()])
+        );
         assert_eq!(jq_tokens(".a | select(.b)"), None);
         let field = ["webhooks", "*", "clientConfig", "caBundle"];
         assert!(path_covers(&["webhooks".into(), "0".into()], &field));
-        assert!(!path_covers(&["webhooks".into(), "0".into(), "name".into()], &field));
+        assert!(!path_covers(
+            &["webhooks".into(), "0".into(), "name".into()],
+            &field
+        ));
     }
 }

@@ -69,7 +69,10 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     }
     for s in sources.items() {
         let Some(r) = s.get("ref") else { continue };
-        let Some(name) = r.as_str().filter(|n| !n.is_empty() && !typing::is_template(n)) else {
+        let Some(name) = r
+            .as_str()
+            .filter(|n| !n.is_empty() && !typing::is_template(n))
+        else {
             continue;
         };
         if names.contains(&name) {
