@@ -254,7 +254,7 @@ fn path_params(dir: &str, file: Option<&str>) -> J {
 
 /// The fixed directories before the first glob character: what must exist for the pattern
 /// to match anything.
-fn fixed_prefix(pattern: &str) -> &str {
+pub(super) fn fixed_prefix(pattern: &str) -> &str {
     let end = pattern.find(['*', '?', '[', '{']).unwrap_or(pattern.len());
     let head = &pattern[..end];
     if end == pattern.len() {

@@ -328,7 +328,7 @@ fn resolve_sources(
             infos.push(info(SourceKind::Unknown));
             continue;
         }
-        check_value_files(g, s, &local_refs, files);
+        check_value_files(g, s, is_local(g, s), &local_refs, files);
         if !is_local(g, s) {
             infos.push(info(SourceKind::External(url.to_string())));
             continue;
@@ -474,40 +474,115 @@ fn is_local(g: &Graph, source: &Node) -> bool {
     g.repo.urls.contains(&url)
 }
 
-/// Helm value files read through another source's `ref` (`$values/envs/prod.yaml`).
+/// Helm value files: `$ref/...` read through another source, and a local chart's own files,
+/// resolved as Argo CD's repo-server resolves them (`ResolveValueFilePathOrUrl`): relative to
+/// the source `path`, or to the repository root when written with a leading `/`.
 fn check_value_files(
     g: &mut Graph,
     source: &Node,
+    local: bool,
     local_refs: &HashMap<&str, bool>,
     files: &Files,
 ) {
-    let Some(list) = source.path(&["helm", "valueFiles"]) else {
+    let Some(helm) = source.get("helm") else {
         return;
     };
+    let Some(list) = helm.get("valueFiles") else {
+        return;
+    };
+    // With it, Argo CD passes Helm only the files that exist; a templated value is not guessed.
+    if helm
+        .get("ignoreMissingValueFiles")
+        .filter(|n| !n.is_null())
+        .is_some_and(|n| n.as_scalar().and_then(typing::as_bool) != Some(false))
+    {
+        return;
+    }
+    let root = files.root_of(&files.path(source.span.file));
+    let own_dir = source
+        .str_at("path")
+        .filter(|p| local && source.get("chart").is_none() && !typing::is_template(p))
+        .and_then(|p| files.resolve(&root, p).ok())
+        // A missing source path is reported on its own; its files would only repeat it.
+        .filter(|dir| files.exists(dir));
     for item in list.items() {
         let Some(text) = item.as_str() else { continue };
-        let Some(rest) = text.strip_prefix('$') else {
-            continue;
-        };
-        let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
-        if local_refs.get(name) != Some(&true) || typing::is_template(path) {
+        if typing::is_template(text) {
             continue;
         }
-        let root = files.root_of(&files.path(item.span.file));
-        match files.resolve(&root, path) {
+        let (base, written, help) = if let Some(rest) = text.strip_prefix('$') {
+            let (name, path) = rest.split_once('/').unwrap_or((rest, ""));
+            // Not a ref name: an environment variable Argo CD substitutes, or another
+            // repository's file.
+            if local_refs.get(name) != Some(&true) {
+                continue;
+            }
+            (
+                &root,
+                path.trim_start_matches('/'),
+                "fix the path after `$ref/` (relative to the repository root)".to_string(),
+            )
+        } else if has_scheme(text) {
+            continue;
+        } else if let (Some(from_root), Some(_)) = (text.strip_prefix('/'), &own_dir) {
+            (
+                &root,
+                from_root.trim_start_matches('/'),
+                "a value file written with a leading `/` is read from the repository root"
+                    .to_string(),
+            )
+        } else {
+            let Some(dir) = &own_dir else { continue };
+            (
+                dir,
+                text,
+                format!(
+                    "value files are read relative to the source path `{}`; start with `/` for a path from the repository root, or set `ignoreMissingValueFiles: true` if the file is optional",
+                    source.str_at("path").unwrap_or_default()
+                ),
+            )
+        };
+        if written.contains('$') || written.is_empty() {
+            continue;
+        }
+        // Argo CD expands a glob; it fails when nothing matches. Only a fixed part that does
+        // not exist is certain to match nothing.
+        let checked = appset::fixed_prefix(written);
+        let globbed = checked.len() < written.len();
+        match files.resolve(base, checked) {
             Ok(p) if files.exists(&p) => {}
-            Ok(_) => g.problems.push(Problem {
-                kind: ProblemKind::SourceMissing,
-                span: item.span,
-                message: format!("value file `{text}` does not exist in this repository"),
-                help: "fix the path after `$ref/` (relative to the repository root)".into(),
-            }),
+            Ok(p) => {
+                let rel = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+                let message = if globbed {
+                    format!("value file pattern `{text}` matches nothing: `{rel}` does not exist in this repository")
+                } else if rel == written {
+                    format!("value file `{text}` does not exist in this repository")
+                } else {
+                    format!("value file `{text}` does not exist in this repository (Argo CD reads `{rel}`)")
+                };
+                g.problems.push(Problem {
+                    kind: ProblemKind::ValuesMissing,
+                    span: item.span,
+                    message,
+                    help,
+                });
+            }
             Err(e) => g.problems.push(Problem {
-                kind: ProblemKind::SourceMissing,
+                kind: ProblemKind::ValuesMissing,
                 span: item.span,
-                message: e.message(path),
-                help: "write the path relative to the repository root".into(),
+                message: e.message(written),
+                help: "keep value files inside the repository".into(),
             }),
         }
     }
+}
+
+/// Whether a value file is a URL (`https://...`), which Argo CD fetches rather than reads.
+fn has_scheme(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(scheme, _)| {
+        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+    })
 }

@@ -44,8 +44,10 @@ pub struct Problem {
 pub enum ProblemKind {
     /// A kustomization that kustomize would refuse to build.
     Kustomize,
-    /// A local source path, `$ref` value file or generator path that does not exist.
+    /// A local source path or generator path that does not exist.
     SourceMissing,
+    /// A Helm value file, local or `$ref/...`, that does not exist.
+    ValuesMissing,
 }
 
 /// Something deliberately not rendered (remote, Helm, plugins): said once, never guessed.

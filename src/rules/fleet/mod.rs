@@ -4,6 +4,7 @@ pub mod cascade_delete_risk;
 pub mod child_break_glass_reverted;
 pub mod hpa_replicas_conflict;
 pub mod manual_sync_not_enforced;
+pub mod operator_drift_not_ignored;
 pub mod parent_sync_disabled;
 
 use crate::render::Graph;

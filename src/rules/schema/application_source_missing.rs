@@ -5,18 +5,10 @@ rule! {
     id: "application-source-missing",
     category: Schema,
     severity: Error,
-    summary: "A local source path, $ref value file or generator path that does not exist",
+    summary: "A local source path or generator path that does not exist",
     check: Check::Graph(check),
 }
 
 fn check(_cx: &Cx, g: &Graph, out: &mut Sink) {
-    for p in g
-        .problems
-        .iter()
-        .filter(|p| p.kind == ProblemKind::SourceMissing)
-    {
-        out.report(p.span, p.message.clone())
-            .label("not in this repository")
-            .help(p.help.clone());
-    }
+    super::report_problems(g, out, ProblemKind::SourceMissing, "not in this repository");
 }

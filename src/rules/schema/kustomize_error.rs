@@ -10,13 +10,5 @@ rule! {
 }
 
 fn check(_cx: &Cx, g: &Graph, out: &mut Sink) {
-    for p in g
-        .problems
-        .iter()
-        .filter(|p| p.kind == ProblemKind::Kustomize)
-    {
-        out.report(p.span, p.message.clone())
-            .label("the kustomization problem")
-            .help(p.help.clone());
-    }
+    super::report_problems(g, out, ProblemKind::Kustomize, "the kustomization problem");
 }
