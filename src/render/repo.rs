@@ -94,7 +94,10 @@ pub fn is_root(dir: &Path) -> bool {
 
 /// The nearest repository root at or above a file, found by walking the path as written (no
 /// file system lookups beyond the markers); the empty path when none is found.
-pub fn root_of_file(file: &Path, cache: &mut std::collections::HashMap<PathBuf, PathBuf>) -> PathBuf {
+pub fn root_of_file(
+    file: &Path,
+    cache: &mut std::collections::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
     let Some(dir) = file.parent() else {
         return PathBuf::new();
     };
@@ -109,7 +112,11 @@ pub fn root_of_file(file: &Path, cache: &mut std::collections::HashMap<PathBuf, 
             break;
         }
         walked.push(d.to_path_buf());
-        let probe = if d.as_os_str().is_empty() { Path::new(".") } else { d };
+        let probe = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
         if is_root(probe) {
             found = d.to_path_buf();
             break;

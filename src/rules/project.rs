@@ -78,7 +78,11 @@ impl<'g> Projects<'g> {
 
     /// The one definition of a project in a repository.
     pub fn unique(&self, repo: &PathBuf, name: &str) -> Option<&'g Object> {
-        match self.by_name.get(&(repo.clone(), name.to_string()))?.as_slice() {
+        match self
+            .by_name
+            .get(&(repo.clone(), name.to_string()))?
+            .as_slice()
+        {
             [one] => Some(*one),
             _ => None,
         }
@@ -112,7 +116,11 @@ impl Cluster {
     pub fn of_destination(dest: &Node, registry: &ClusterRegistry) -> Option<Cluster> {
         let server = known(dest.get("server")).filter(|s| !s.is_empty());
         let name = known(dest.get("name")).filter(|s| !s.is_empty());
-        let templated = |k| dest.get(k).and_then(Node::as_str).is_some_and(typing::is_template);
+        let templated = |k| {
+            dest.get(k)
+                .and_then(Node::as_str)
+                .is_some_and(typing::is_template)
+        };
         if templated("server") || templated("name") {
             return None;
         }
@@ -246,7 +254,11 @@ fn parse(pattern: &str, dialect: Dialect) -> Option<Vec<Vec<Token>>> {
 
 /// Parses until the end, or (inside braces) until an unmatched `,` or `}`, which is left in
 /// the returned rest.
-fn parse_seq(mut s: &[char], dialect: Dialect, in_braces: bool) -> Option<(Vec<Vec<Token>>, &[char])> {
+fn parse_seq(
+    mut s: &[char],
+    dialect: Dialect,
+    in_braces: bool,
+) -> Option<(Vec<Vec<Token>>, &[char])> {
     let mut out: Vec<Vec<Token>> = vec![Vec::new()];
     let push = |out: &mut Vec<Vec<Token>>, t: Token| out.iter_mut().for_each(|v| v.push(t.clone()));
     while let Some((&c, rest)) = s.split_first() {
@@ -386,8 +398,7 @@ pub fn normalize_git_url(url: &str) -> String {
     let mut u = url.trim().to_lowercase();
     let ssh = u.starts_with("ssh://")
         || (!u.contains("://")
-            && u
-                .split(['/', ':'])
+            && u.split(['/', ':'])
                 .next()
                 .is_some_and(|head| head.contains('@')));
     if ssh && !u.starts_with("ssh://") {
@@ -582,7 +593,10 @@ pub fn cluster_scoped_crds(g: &Graph) -> std::collections::HashSet<(String, Stri
         .filter_map(|o| {
             Some((
                 o.root.path(&["spec", "group"])?.as_str()?.to_string(),
-                o.root.path(&["spec", "names", "kind"])?.as_str()?.to_string(),
+                o.root
+                    .path(&["spec", "names", "kind"])?
+                    .as_str()?
+                    .to_string(),
             ))
         })
         .collect()
@@ -599,9 +613,21 @@ mod tests {
 
     #[test]
     fn globs_follow_gobwas() {
-        assert!(glob_match("https://github.com/org/*", "https://github.com/org/repo", Some('/')));
-        assert!(!glob_match("https://github.com/org/*", "https://github.com/org/a/b", Some('/')));
-        assert!(glob_match("https://github.com/org/**", "https://github.com/org/a/b", Some('/')));
+        assert!(glob_match(
+            "https://github.com/org/*",
+            "https://github.com/org/repo",
+            Some('/')
+        ));
+        assert!(!glob_match(
+            "https://github.com/org/*",
+            "https://github.com/org/a/b",
+            Some('/')
+        ));
+        assert!(glob_match(
+            "https://github.com/org/**",
+            "https://github.com/org/a/b",
+            Some('/')
+        ));
         assert!(glob_match("team-*", "team-a", None));
         assert!(glob_match("team-{a,b}", "team-b", None));
         assert!(!glob_match("team-{a,b}", "team-c", None));

@@ -31,13 +31,17 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         }
         let repo = repos.of(unit.obj.file);
         if !projects.repos_with_projects.contains(&repo)
-            || projects.by_name.contains_key(&(repo.clone(), name.to_string()))
+            || projects
+                .by_name
+                .contains_key(&(repo.clone(), name.to_string()))
         {
             continue;
         }
         let names = projects.names_in(&repo);
         let help = match did_you_mean(name, names.iter().copied()) {
-            Some(close) => format!("did you mean `{close}`? Otherwise add the AppProject `{name}` to the repository"),
+            Some(close) => format!(
+                "did you mean `{close}`? Otherwise add the AppProject `{name}` to the repository"
+            ),
             None => format!(
                 "add the AppProject `{name}` next to the others ({}), or use one of them",
                 names.join(", ")

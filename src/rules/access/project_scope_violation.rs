@@ -88,12 +88,18 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             }
             let (why, also) = match excluded_by {
                 Some(item) => (
-                    format!("`{}` in its sourceRepos excludes it", item.as_str().unwrap_or("")),
+                    format!(
+                        "`{}` in its sourceRepos excludes it",
+                        item.as_str().unwrap_or("")
+                    ),
                     (item.span, "excluded here".to_string()),
                 ),
                 None => (
                     "no sourceRepos entry matches it".to_string(),
-                    (anchor("sourceRepos"), format!("project `{pname}` allows these")),
+                    (
+                        anchor("sourceRepos"),
+                        format!("project `{pname}` allows these"),
+                    ),
                 ),
             };
             emit(out, &mut made, name.clone(), Report {
@@ -127,7 +133,11 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             .or(dest.get("name"))
             .map_or(dest.span, |n| n.span);
         let where_ = |ns: &str| {
-            let c = cluster.name.as_deref().or(cluster.server.as_deref()).unwrap_or("");
+            let c = cluster
+                .name
+                .as_deref()
+                .or(cluster.server.as_deref())
+                .unwrap_or("");
             if ns.is_empty() {
                 format!("cluster `{c}` with no namespace")
             } else {
@@ -136,7 +146,10 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         };
         let deny_note = |excluded: Option<&Node>| match excluded {
             Some(item) => (item.span, "excluded by this entry".to_string()),
-            None => (anchor("destinations"), format!("project `{pname}` allows these")),
+            None => (
+                anchor("destinations"),
+                format!("project `{pname}` allows these"),
+            ),
         };
         let (dest_ok, excluded, cluster_listed) =
             destination_permitted(pspec, &registry, &cluster, dest_ns);
@@ -172,8 +185,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let cluster_scoped =
                 is_cluster_scoped(&o.kind) || crds.contains(&(group.to_string(), o.kind.clone()));
             let oname = o.name.as_deref().unwrap_or("");
-            if let Err((list, entry)) =
-                kind_permitted(pspec, group, &o.kind, oname, cluster_scoped)
+            if let Err((list, entry)) = kind_permitted(pspec, group, &o.kind, oname, cluster_scoped)
             {
                 let gk = if group.is_empty() {
                     format!("{} (core group)", o.kind)
@@ -183,12 +195,18 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 let (why, also) = if list.ends_with("Whitelist") {
                     (
                         format!("{gk} is not in its {list}"),
-                        (entry.map_or(project.root.span, |e| e.span), format!("project `{pname}` allows only these")),
+                        (
+                            entry.map_or(project.root.span, |e| e.span),
+                            format!("project `{pname}` allows only these"),
+                        ),
                     )
                 } else {
                     (
                         format!("its {list} denies {gk}"),
-                        (entry.map_or(project.root.span, |e| e.span), "denied here".to_string()),
+                        (
+                            entry.map_or(project.root.span, |e| e.span),
+                            "denied here".to_string(),
+                        ),
                     )
                 };
                 emit(out, &mut made, name.clone(), Report {
@@ -204,7 +222,9 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let Some(ns_obj) = o.root.path(&["metadata", "namespace"]) else {
                 continue;
             };
-            let Some(ns) = known(Some(ns_obj)) else { continue };
+            let Some(ns) = known(Some(ns_obj)) else {
+                continue;
+            };
             if cluster_scoped || ns.is_empty() || ns == dest_ns {
                 continue;
             }

@@ -1,4 +1,5 @@
 use crate::render::Graph;
+use crate::rules::app::app;
 use crate::rules::project::{known, Cluster, ClusterRegistry, Repos};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Span;
@@ -28,13 +29,13 @@ struct Places<'g> {
     g: &'g Graph,
     registry: ClusterRegistry,
     /// The kustomization root that built a unit; objects applied by hand from different roots
-    /// are taken to go to different clusters.
+    /// (or different files) are taken to go to different clusters.
     root_of: HashMap<usize, &'g PathBuf>,
 }
 
 impl Places<'_> {
     /// Every place `unit` lands, its own namespace first, else that of the Application that
-    /// renders it. Empty when a destination is templated.
+    /// renders it. Empty when a destination is templated or the namespace is not known.
     fn of(&self, unit: usize, own_ns: Option<&str>) -> Vec<Place> {
         let g = self.g;
         let me = g.app_of_unit.get(&unit).copied();
@@ -45,12 +46,18 @@ impl Places<'_> {
             .filter(|&p| Some(p) != me)
             .collect();
         if parents.is_empty() {
-            let root = self
-                .root_of
-                .get(&unit)
-                .map(|r| r.display().to_string())
-                .unwrap_or_default();
-            return vec![(format!("applied from {root}"), own_ns.unwrap_or("").into())];
+            // Applied by hand without a namespace: it lands wherever the one applying it
+            // points, which is not known.
+            let Some(ns) = own_ns else {
+                return Vec::new();
+            };
+            // Files applied by hand may go to different Argo CD instances (a folder per
+            // cluster is common); only one file, or one kustomization root, is applied at once.
+            let from = match self.root_of.get(&unit) {
+                Some(root) => format!("built from {}", root.display()),
+                None => format!("applied from file {}", g.units[unit].obj.file),
+            };
+            return vec![(from, ns.into())];
         }
         let mut out = Vec::new();
         for p in parents {
@@ -92,6 +99,10 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     for a in 0..g.apps.len() {
         let unit = g.apps[a].unit;
         let obj = &g.units[unit].obj;
+        // A spec without any source is a patch to be merged into an Application, not one.
+        if app(cx, obj).is_none_or(|v| v.partial) {
+            continue;
+        }
         let Some(name_node) = obj.root.path(&["metadata", "name"]) else {
             continue;
         };
@@ -107,11 +118,17 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         let (def, landing) = match g.apps[a].generated_by {
             Some(set) => match ns_of(&g.units[set].obj) {
                 Some(None) => continue,
-                ns => (Def::Generated(unit), places.of(set, ns.flatten().as_deref())),
+                ns => (
+                    Def::Generated(unit),
+                    places.of(set, ns.flatten().as_deref()),
+                ),
             },
             None => match ns_of(obj) {
                 Some(None) => continue,
-                ns => (Def::Written(name_node.span), places.of(unit, ns.flatten().as_deref())),
+                ns => (
+                    Def::Written(name_node.span),
+                    places.of(unit, ns.flatten().as_deref()),
+                ),
             },
         };
         let repo = repos.of(obj.file);

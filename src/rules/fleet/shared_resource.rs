@@ -63,7 +63,14 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 }
             };
             owners
-                .entry((repo.clone(), cluster.key(), group, o.kind.clone(), ns, name.to_string()))
+                .entry((
+                    repo.clone(),
+                    cluster.key(),
+                    group,
+                    o.kind.clone(),
+                    ns,
+                    name.to_string(),
+                ))
                 .or_default()
                 .push((a, u));
         }
@@ -116,7 +123,10 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 .help("keep the object in one Application only, and set `FailOnSharedResource=true` in the syncOptions so a second owner fails its sync instead of taking the object over");
             for &a in &apps {
                 if let Some(src) = g.apps[a].sources.first() {
-                    f.also(src.span, format!("rendered by Application {}", app_name(g, a)));
+                    f.also(
+                        src.span,
+                        format!("rendered by Application {}", app_name(g, a)),
+                    );
                 }
             }
             f.applications = names.clone();
