@@ -7,7 +7,7 @@ use crate::render::{repo, Graph};
 use crate::source::SourceDb;
 use crate::yaml::{typing, FileId, Node, Span};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The repository each file belongs to: the nearest folder holding `.gitops-lint.yaml` or
 /// `.git`. Applications and projects of two repositories linted together never meet.
@@ -77,10 +77,10 @@ impl<'g> Projects<'g> {
     }
 
     /// The one definition of a project in a repository.
-    pub fn unique(&self, repo: &PathBuf, name: &str) -> Option<&'g Object> {
+    pub fn unique(&self, repo: &Path, name: &str) -> Option<&'g Object> {
         match self
             .by_name
-            .get(&(repo.clone(), name.to_string()))?
+            .get(&(repo.to_path_buf(), name.to_string()))?
             .as_slice()
         {
             [one] => Some(*one),
@@ -88,7 +88,7 @@ impl<'g> Projects<'g> {
         }
     }
 
-    pub fn names_in(&self, repo: &PathBuf) -> Vec<&str> {
+    pub fn names_in(&self, repo: &Path) -> Vec<&str> {
         let mut names: Vec<&str> = self
             .by_name
             .keys()

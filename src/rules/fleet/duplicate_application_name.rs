@@ -22,6 +22,9 @@ enum Def {
     Generated(usize),
 }
 
+/// Each definition of one name in one place, with its unit and name node.
+type Defs = BTreeMap<Def, (usize, Span)>;
+
 /// Where an object lands: the cluster that receives it and its namespace there.
 type Place = (String, String);
 
@@ -94,8 +97,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             .flat_map(|(dir, units)| units.iter().map(move |&u| (u, dir)))
             .collect(),
     };
-    let mut groups: BTreeMap<(PathBuf, Place, String), BTreeMap<Def, (usize, Span)>> =
-        BTreeMap::new();
+    let mut groups: BTreeMap<(PathBuf, Place, String), Defs> = BTreeMap::new();
     for a in 0..g.apps.len() {
         let unit = g.apps[a].unit;
         let obj = &g.units[unit].obj;
