@@ -79,14 +79,53 @@ pub fn find_root(start: &Path) -> PathBuf {
     };
     let mut written = base.clone();
     for dir in abs.ancestors() {
-        let marker =
-            CONFIG_FILES.iter().any(|f| dir.join(f).is_file()) || dir.join(".git").exists();
-        if marker {
+        if is_root(dir) {
             return written;
         }
         written = written.join("..");
     }
     base
+}
+
+/// Whether `dir` is a repository root: it holds a config file or `.git`.
+pub fn is_root(dir: &Path) -> bool {
+    CONFIG_FILES.iter().any(|f| dir.join(f).is_file()) || dir.join(".git").exists()
+}
+
+/// The nearest repository root at or above a file, found by walking the path as written (no
+/// file system lookups beyond the markers); the empty path when none is found.
+pub fn root_of_file(
+    file: &Path,
+    cache: &mut std::collections::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
+    let Some(dir) = file.parent() else {
+        return PathBuf::new();
+    };
+    if let Some(r) = cache.get(dir) {
+        return r.clone();
+    }
+    let mut walked = Vec::new();
+    let mut found = PathBuf::new();
+    for d in dir.ancestors() {
+        if let Some(r) = cache.get(d) {
+            found = r.clone();
+            break;
+        }
+        walked.push(d.to_path_buf());
+        let probe = if d.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            d
+        };
+        if is_root(probe) {
+            found = d.to_path_buf();
+            break;
+        }
+    }
+    for d in walked {
+        cache.insert(d, found.clone());
+    }
+    found
 }
 
 /// Remote URLs from `.git/config` under `root`.

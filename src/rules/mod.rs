@@ -1,6 +1,7 @@
 //! Rules: each one a file with its metadata and one check function, registered below.
 
 pub mod app;
+pub mod project;
 pub mod sync_options;
 
 mod access;
@@ -208,6 +209,8 @@ registry! {
     fleet::manual_sync_not_enforced,
     fleet::cascade_delete_risk,
     fleet::operator_drift_not_ignored,
+    fleet::duplicate_application_name,
+    fleet::shared_resource,
     schema::application_shape,
     schema::unknown_field,
     schema::ambiguous_boolean,
@@ -221,6 +224,8 @@ registry! {
     schema::unused_suppression,
     access::default_project,
     access::project_too_open,
+    access::project_missing,
+    access::project_scope_violation,
     access::rbac_override_broad,
     access::rbac_default_admin,
     secrets::secret_in_git,

@@ -1,4 +1,6 @@
 pub mod default_project;
+pub mod project_missing;
+pub mod project_scope_violation;
 pub mod project_too_open;
 pub mod rbac_default_admin;
 pub mod rbac_override_broad;

@@ -2,10 +2,12 @@
 
 pub mod cascade_delete_risk;
 pub mod child_break_glass_reverted;
+pub mod duplicate_application_name;
 pub mod hpa_replicas_conflict;
 pub mod manual_sync_not_enforced;
 pub mod operator_drift_not_ignored;
 pub mod parent_sync_disabled;
+pub mod shared_resource;
 
 use crate::render::Graph;
 use crate::yaml::{Node, Span};

@@ -1,0 +1,681 @@
+//! AppProjects as Argo CD evaluates them, and where an Application's objects land: what the
+//! project and ownership rules share.
+
+use super::app::Tri;
+use crate::model::Object;
+use crate::render::{repo, Graph};
+use crate::source::SourceDb;
+use crate::yaml::{typing, FileId, Node, Span};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The repository each file belongs to: the nearest folder holding `.gitops-lint.yaml` or
+/// `.git`. Applications and projects of two repositories linted together never meet.
+pub struct Repos<'a> {
+    sources: &'a SourceDb,
+    cache: HashMap<PathBuf, PathBuf>,
+}
+
+impl<'a> Repos<'a> {
+    pub fn new(sources: &'a SourceDb) -> Repos<'a> {
+        Repos {
+            sources,
+            cache: HashMap::new(),
+        }
+    }
+
+    pub fn of(&mut self, file: FileId) -> PathBuf {
+        repo::root_of_file(&self.sources.get(file).path, &mut self.cache)
+    }
+}
+
+/// A written value that is known: present, a string, and not a template.
+pub fn known(node: Option<&Node>) -> Option<&str> {
+    node?.as_str().filter(|s| !typing::is_template(s))
+}
+
+/// The project an Application names: an empty or missing `project` means `default`.
+pub fn project_of(app: &Object) -> Option<(&str, Option<&Node>)> {
+    let node = app.root.path(&["spec", "project"]);
+    match node {
+        None => Some(("default", None)),
+        Some(n) if n.is_null() || n.as_str() == Some("") => Some(("default", node)),
+        Some(n) => known(Some(n)).map(|p| (p, node)),
+    }
+}
+
+/// AppProjects by repository and name. A name defined twice in different places is ambiguous
+/// (an overlay per environment, say) and left out of `unique`.
+pub struct Projects<'g> {
+    pub by_name: HashMap<(PathBuf, String), Vec<&'g Object>>,
+    pub repos_with_projects: std::collections::HashSet<PathBuf>,
+}
+
+impl<'g> Projects<'g> {
+    pub fn collect(g: &'g Graph, repos: &mut Repos) -> Projects<'g> {
+        let mut by_name: HashMap<(PathBuf, String), Vec<&Object>> = HashMap::new();
+        let mut repos_with_projects = std::collections::HashSet::new();
+        for unit in &g.units {
+            let obj = &*unit.obj;
+            if !obj.is_argocd("AppProject") {
+                continue;
+            }
+            let r = repos.of(obj.file);
+            repos_with_projects.insert(r.clone());
+            let Some(name) = obj.name.as_deref().filter(|n| !typing::is_template(n)) else {
+                continue;
+            };
+            let list = by_name.entry((r, name.to_string())).or_default();
+            if !list.iter().any(|o| o.root.span == obj.root.span) {
+                list.push(obj);
+            }
+        }
+        Projects {
+            by_name,
+            repos_with_projects,
+        }
+    }
+
+    /// The one definition of a project in a repository.
+    pub fn unique(&self, repo: &Path, name: &str) -> Option<&'g Object> {
+        match self
+            .by_name
+            .get(&(repo.to_path_buf(), name.to_string()))?
+            .as_slice()
+        {
+            [one] => Some(*one),
+            _ => None,
+        }
+    }
+
+    pub fn names_in(&self, repo: &Path) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .by_name
+            .keys()
+            .filter(|(r, _)| r == repo)
+            .map(|(_, n)| n.as_str())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+/// The in-cluster destination: Argo CD knows it under both spellings.
+pub const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
+pub const IN_CLUSTER_NAME: &str = "in-cluster";
+
+/// A destination cluster, as far as it can be known offline.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Cluster {
+    pub server: Option<String>,
+    pub name: Option<String>,
+}
+
+impl Cluster {
+    /// The cluster an Application's `destination` names; None when it is templated or absent.
+    pub fn of_destination(dest: &Node, registry: &ClusterRegistry) -> Option<Cluster> {
+        let server = known(dest.get("server")).filter(|s| !s.is_empty());
+        let name = known(dest.get("name")).filter(|s| !s.is_empty());
+        let templated = |k| {
+            dest.get(k)
+                .and_then(Node::as_str)
+                .is_some_and(typing::is_template)
+        };
+        if templated("server") || templated("name") {
+            return None;
+        }
+        match (server, name) {
+            (Some(s), None) => Some(Cluster {
+                server: Some(s.trim_end_matches('/').to_string()),
+                name: registry.name_of(s),
+            }),
+            (None, Some(n)) => Some(Cluster {
+                server: registry.server_of(n),
+                name: Some(n.to_string()),
+            }),
+            _ => None,
+        }
+    }
+
+    /// One spelling for comparing clusters: the server when known, else the name.
+    pub fn key(&self) -> String {
+        match (&self.server, &self.name) {
+            (Some(s), _) => format!("server {s}"),
+            (None, Some(n)) => format!("name {n}"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// Cluster names and servers the repository declares (cluster Secrets), and in-cluster.
+#[derive(Default)]
+pub struct ClusterRegistry {
+    pairs: Vec<(String, String)>,
+}
+
+impl ClusterRegistry {
+    pub fn collect(g: &Graph) -> ClusterRegistry {
+        let mut pairs = vec![(IN_CLUSTER_NAME.to_string(), IN_CLUSTER_SERVER.to_string())];
+        for unit in &g.units {
+            let obj = &unit.obj;
+            let is_cluster = obj.is("", "Secret")
+                && obj
+                    .root
+                    .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+                    .and_then(Node::as_str)
+                    == Some("cluster");
+            if !is_cluster {
+                continue;
+            }
+            let field = |key: &str| {
+                known(obj.root.path(&["stringData", key]))
+                    .map(str::to_string)
+                    .or_else(|| {
+                        use base64::Engine;
+                        let raw = known(obj.root.path(&["data", key]))?;
+                        let bytes = base64::engine::general_purpose::STANDARD
+                            .decode(raw.trim())
+                            .ok()?;
+                        String::from_utf8(bytes).ok()
+                    })
+            };
+            if let (Some(n), Some(s)) = (field("name"), field("server")) {
+                pairs.push((n, s.trim_end_matches('/').to_string()));
+            }
+        }
+        ClusterRegistry { pairs }
+    }
+
+    pub fn server_of(&self, name: &str) -> Option<String> {
+        let mut found = self.pairs.iter().filter(|(n, _)| n == name);
+        match (found.next(), found.next()) {
+            (Some((_, s)), None) => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    pub fn name_of(&self, server: &str) -> Option<String> {
+        let server = server.trim_end_matches('/');
+        let mut found = self.pairs.iter().filter(|(_, s)| s == server);
+        match (found.next(), found.next()) {
+            (Some((n, _)), None) => Some(n.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// A glob as Argo CD's `util/glob` compiles it (gobwas/glob): `*` stops at a separator, `**`
+/// does not, `?`, `[a-z]`, `[!a]`, `{a,b}` and `\` escapes. A pattern that does not compile
+/// matches nothing, as there.
+pub fn glob_match(pattern: &str, text: &str, separator: Option<char>) -> bool {
+    match parse(pattern, Dialect::Gobwas) {
+        Some(alternatives) => alternatives
+            .iter()
+            .any(|tokens| run(tokens, text, separator)),
+        None => false,
+    }
+}
+
+/// Go's `filepath.Match`, which AppProject resource lists use for group, kind and name: `*`
+/// and `?` stop at `/`, classes negate with `^`; a malformed pattern matches nothing.
+pub fn path_match(pattern: &str, text: &str) -> bool {
+    match parse(pattern, Dialect::Filepath) {
+        Some(alternatives) => alternatives.iter().any(|t| run(t, text, Some('/'))),
+        None => false,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    Gobwas,
+    Filepath,
+}
+
+#[derive(Clone, Debug)]
+enum Token {
+    Lit(char),
+    /// `*`: any run of non-separators.
+    Any,
+    /// `**`: any run at all.
+    Super,
+    Single,
+    Class(bool, Vec<(char, char)>),
+}
+
+/// Alternatives (`{a,b}`) are expanded into separate token lists; past this many a pattern is
+/// treated as not compiling rather than risk a blow-up.
+const MAX_ALTERNATIVES: usize = 256;
+
+fn parse(pattern: &str, dialect: Dialect) -> Option<Vec<Vec<Token>>> {
+    let chars: Vec<char> = pattern.chars().collect();
+    let (alts, rest) = parse_seq(&chars, dialect, false)?;
+    rest.is_empty().then_some(alts)
+}
+
+/// Parses until the end, or (inside braces) until an unmatched `,` or `}`, which is left in
+/// the returned rest.
+fn parse_seq(
+    mut s: &[char],
+    dialect: Dialect,
+    in_braces: bool,
+) -> Option<(Vec<Vec<Token>>, &[char])> {
+    let mut out: Vec<Vec<Token>> = vec![Vec::new()];
+    let push = |out: &mut Vec<Vec<Token>>, t: Token| out.iter_mut().for_each(|v| v.push(t.clone()));
+    while let Some((&c, rest)) = s.split_first() {
+        match c {
+            ',' | '}' if in_braces => return Some((out, s)),
+            '\\' => {
+                let (&e, rest) = rest.split_first()?;
+                push(&mut out, Token::Lit(e));
+                s = rest;
+            }
+            '*' => {
+                if dialect == Dialect::Gobwas && rest.first() == Some(&'*') {
+                    push(&mut out, Token::Super);
+                    s = &rest[1..];
+                } else {
+                    push(&mut out, Token::Any);
+                    s = rest;
+                }
+            }
+            '?' => {
+                push(&mut out, Token::Single);
+                s = rest;
+            }
+            '[' => {
+                let (token, rest) = parse_class(rest, dialect)?;
+                push(&mut out, token);
+                s = rest;
+            }
+            '{' if dialect == Dialect::Gobwas => {
+                let mut choices: Vec<Vec<Token>> = Vec::new();
+                let mut r = rest;
+                loop {
+                    let (alts, after) = parse_seq(r, dialect, true)?;
+                    choices.extend(alts);
+                    match after.split_first() {
+                        Some((',', more)) => r = more,
+                        Some(('}', more)) => {
+                            r = more;
+                            break;
+                        }
+                        _ => return None,
+                    }
+                }
+                if out.len() * choices.len() > MAX_ALTERNATIVES {
+                    return None;
+                }
+                out = out
+                    .iter()
+                    .flat_map(|prefix| {
+                        choices.iter().map(move |c| {
+                            let mut v = prefix.clone();
+                            v.extend(c.iter().cloned());
+                            v
+                        })
+                    })
+                    .collect();
+                s = r;
+            }
+            _ => {
+                push(&mut out, Token::Lit(c));
+                s = rest;
+            }
+        }
+    }
+    (!in_braces).then_some((out, s))
+}
+
+fn parse_class(mut s: &[char], dialect: Dialect) -> Option<(Token, &[char])> {
+    let negator = if dialect == Dialect::Gobwas { '!' } else { '^' };
+    let negated = s.first() == Some(&negator);
+    if negated {
+        s = &s[1..];
+    }
+    let mut ranges = Vec::new();
+    let mut first = true;
+    loop {
+        let (&c, rest) = s.split_first()?;
+        if c == ']' {
+            // An empty class is malformed in both dialects.
+            return (!first).then_some((Token::Class(negated, ranges), rest));
+        }
+        first = false;
+        let (lo, rest) = if c == '\\' {
+            let (&e, rest) = rest.split_first()?;
+            (e, rest)
+        } else {
+            (c, rest)
+        };
+        if rest.first() == Some(&'-') && rest.get(1).is_some_and(|&h| h != ']') {
+            let hi = rest[1];
+            let (hi, rest) = if hi == '\\' {
+                (*rest.get(2)?, &rest[3..])
+            } else {
+                (hi, &rest[2..])
+            };
+            ranges.push((lo, hi));
+            s = rest;
+        } else {
+            ranges.push((lo, lo));
+            s = rest;
+        }
+    }
+}
+
+/// Whether the tokens match the whole text, by dynamic programming (no backtracking blow-up).
+fn run(tokens: &[Token], text: &str, separator: Option<char>) -> bool {
+    let t: Vec<char> = text.chars().collect();
+    let is_sep = |c: char| separator == Some(c);
+    // ok[j]: tokens[i..] matches t[j..], filled from the last token back.
+    let mut ok = vec![false; t.len() + 1];
+    ok[t.len()] = true;
+    for token in tokens.iter().rev() {
+        let mut next = vec![false; t.len() + 1];
+        for j in (0..=t.len()).rev() {
+            let c = t.get(j).copied();
+            next[j] = match token {
+                Token::Any => ok[j] || (c.is_some_and(|c| !is_sep(c)) && next[j + 1]),
+                Token::Super => ok[j] || (c.is_some() && next[j + 1]),
+                Token::Single => c.is_some_and(|c| !is_sep(c)) && ok[j + 1],
+                Token::Lit(l) => c == Some(*l) && ok[j + 1],
+                Token::Class(neg, ranges) => {
+                    c.is_some_and(|c| {
+                        ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi) != *neg && !is_sep(c)
+                    }) && ok[j + 1]
+                }
+            };
+        }
+        ok = next;
+    }
+    ok[0]
+}
+
+/// A repository URL the way Argo CD compares them (`git.NormalizeGitURL`): lower-cased, the
+/// scp-like SSH form turned into a path, `.git` dropped. `https://` stays, so an HTTPS pattern
+/// does not allow the SSH spelling of the same repository.
+pub fn normalize_git_url(url: &str) -> String {
+    let mut u = url.trim().to_lowercase();
+    let ssh = u.starts_with("ssh://")
+        || (!u.contains("://")
+            && u.split(['/', ':'])
+                .next()
+                .is_some_and(|head| head.contains('@')));
+    if ssh && !u.starts_with("ssh://") {
+        u = format!("ssh://{}", u.replacen(':', "/", 1));
+    }
+    let u = u.strip_suffix(".git").unwrap_or(&u).to_string();
+    u.strip_prefix("ssh://").map(str::to_string).unwrap_or(u)
+}
+
+fn deny(pattern: &str) -> Option<&str> {
+    pattern.strip_prefix('!')
+}
+
+/// Argo CD's `globMatch`: a `!` pattern matches what its glob does not.
+fn glob_allow(pattern: &str, value: &str, separator: Option<char>) -> bool {
+    match deny(pattern) {
+        Some(inner) => !glob_match(inner, value, separator),
+        None => pattern == "*" || glob_match(pattern, value, separator),
+    }
+}
+
+/// `IsSourcePermitted`: some entry matches, and no `!` entry excludes the URL. The deciding
+/// entry comes back: the excluding one, or none when nothing allowed it.
+pub fn source_permitted<'n>(project: &'n Node, url: &str) -> (bool, Option<&'n Node>) {
+    let src = normalize_git_url(url);
+    let mut any = false;
+    for item in project.get("sourceRepos").map(Node::items).unwrap_or(&[]) {
+        let Some(p) = item.as_str() else { continue };
+        let normalized = match deny(p) {
+            Some(inner) => format!("!{}", normalize_git_url(inner)),
+            None => normalize_git_url(p),
+        };
+        if glob_allow(&normalized, &src, Some('/')) {
+            any = true;
+        } else if deny(&normalized).is_some() {
+            return (false, Some(item));
+        }
+    }
+    (any, None)
+}
+
+fn and(a: Tri, b: Tri) -> Tri {
+    match (a, b) {
+        (Tri::No, _) | (_, Tri::No) => Tri::No,
+        (Tri::Yes, Tri::Yes) => Tri::Yes,
+        _ => Tri::Unknown,
+    }
+}
+
+fn or(a: Tri, b: Tri) -> Tri {
+    match (a, b) {
+        (Tri::Yes, _) | (_, Tri::Yes) => Tri::Yes,
+        (Tri::No, Tri::No) => Tri::No,
+        _ => Tri::Unknown,
+    }
+}
+
+fn not(a: Tri) -> Tri {
+    match a {
+        Tri::Yes => Tri::No,
+        Tri::No => Tri::Yes,
+        Tri::Unknown => Tri::Unknown,
+    }
+}
+
+fn tri(b: bool) -> Tri {
+    if b {
+        Tri::Yes
+    } else {
+        Tri::No
+    }
+}
+
+/// `isDestinationMatched`, three-valued: a cluster spelling that cannot be known offline (the
+/// server behind a cluster name, say) leaves the answer unknown rather than guessed. The
+/// deciding entry comes back when the answer is no: the `!` entry that excluded it; and
+/// whether some entry names the cluster, which tells a wrong cluster from a wrong namespace.
+pub fn destination_permitted<'n>(
+    project: &'n Node,
+    registry: &ClusterRegistry,
+    cluster: &Cluster,
+    namespace: &str,
+) -> (Tri, Option<&'n Node>, bool) {
+    let mut cluster_listed = false;
+    let mut any = Tri::No;
+    let mut excluded: Option<&Node> = None;
+    let mut maybe_excluded = false;
+    for item in project.get("destinations").map(Node::items).unwrap_or(&[]) {
+        let field = |k| item.str_at(k).unwrap_or("");
+        let (p_server, p_name, p_ns) = (field("server"), field("name"), field("namespace"));
+        let side = |value: &Option<String>, pattern: &str, elsewhere: bool| match value {
+            Some(v) if v.is_empty() => Tri::No,
+            Some(v) => tri(glob_allow(pattern, v, None)),
+            // Whatever the unknown spelling is, an empty pattern matches no cluster.
+            None if pattern.is_empty() || elsewhere => Tri::No,
+            None => Tri::Unknown,
+        };
+        let literal = |p: &'n str| {
+            let plain = !p.is_empty() && !p.contains(['!', '*', '?', '[', '{', '\\']);
+            plain.then_some(p)
+        };
+        // An entry that names a known cluster the other way round, while the application's
+        // cluster is another one.
+        let elsewhere_by_name = literal(p_name)
+            .and_then(|n| registry.server_of(n))
+            .zip(cluster.server.as_ref())
+            .is_some_and(|(s, mine)| s != *mine);
+        let elsewhere_by_server = literal(p_server)
+            .and_then(|s| registry.name_of(s))
+            .zip(cluster.name.as_ref())
+            .is_some_and(|(n, mine)| n != *mine);
+        let name_ok = side(&cluster.name, p_name, elsewhere_by_name);
+        let server_ok = side(&cluster.server, p_server, elsewhere_by_server);
+        let ns_ok = tri(glob_allow(p_ns, namespace, None));
+        cluster_listed |= or(server_ok, name_ok).is_yes();
+        let matched = and(or(server_ok, name_ok), ns_ok);
+        any = or(any, matched);
+        let denies = |ok: Tri, p: &str| and(not(ok), tri(deny(p).is_some()));
+        let deny_hit = or(
+            or(denies(name_ok, p_name), denies(server_ok, p_server)),
+            denies(ns_ok, p_ns),
+        );
+        // Argo CD only looks at the denials of entries that did not match.
+        match and(not(matched), deny_hit) {
+            Tri::Yes => excluded = excluded.or(Some(item)),
+            Tri::Unknown => maybe_excluded = true,
+            Tri::No => {}
+        }
+    }
+    if excluded.is_some() {
+        return (Tri::No, excluded, cluster_listed);
+    }
+    match any {
+        Tri::Yes if maybe_excluded => (Tri::Unknown, None, cluster_listed),
+        other => (other, None, cluster_listed),
+    }
+}
+
+/// `IsGroupKindPermitted`: cluster-scoped kinds must be in `clusterResourceWhitelist` (empty
+/// allows none) and not in `clusterResourceBlacklist`; namespaced kinds must be in a non-empty
+/// `namespaceResourceWhitelist` when one is written, and not in `namespaceResourceBlacklist`.
+/// The list entry that decides comes back: the blacklist entry, or the whitelist key.
+pub fn kind_permitted<'n>(
+    project: &'n Node,
+    group: &str,
+    kind: &str,
+    name: &str,
+    cluster_scoped: bool,
+) -> Result<(), (&'static str, Option<&'n Node>)> {
+    let in_list = |key: &str| -> Option<&'n Node> {
+        project
+            .get(key)
+            .map(Node::items)
+            .unwrap_or(&[])
+            .iter()
+            .find(|e| {
+                let k = e.str_at("kind").unwrap_or("");
+                let g = e.str_at("group").unwrap_or("");
+                // Only the cluster lists know `name`; empty means every name.
+                let n = e.str_at("name").filter(|n| !n.is_empty() && cluster_scoped);
+                path_match(k, kind) && path_match(g, group) && n.is_none_or(|n| path_match(n, name))
+            })
+    };
+    let (white, black) = if cluster_scoped {
+        ("clusterResourceWhitelist", "clusterResourceBlacklist")
+    } else {
+        ("namespaceResourceWhitelist", "namespaceResourceBlacklist")
+    };
+    let written = project.get(white).filter(|w| !w.items().is_empty());
+    let whitelisted = match written {
+        Some(_) => in_list(white).is_some(),
+        // An empty or absent cluster whitelist allows no cluster-scoped kind; an absent
+        // namespaced one allows every namespaced kind.
+        None => !cluster_scoped,
+    };
+    if !whitelisted {
+        return Err((white, project.entry(white).map(|e| &e.key)));
+    }
+    if let Some(entry) = in_list(black) {
+        return Err((black, Some(entry)));
+    }
+    Ok(())
+}
+
+/// Kinds a CustomResourceDefinition in the graph declares cluster-scoped, by (group, kind).
+pub fn cluster_scoped_crds(g: &Graph) -> std::collections::HashSet<(String, String)> {
+    g.units
+        .iter()
+        .map(|u| &u.obj)
+        .filter(|o| o.is("apiextensions.k8s.io", "CustomResourceDefinition"))
+        .filter(|o| o.root.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster"))
+        .filter_map(|o| {
+            Some((
+                o.root.path(&["spec", "group"])?.as_str()?.to_string(),
+                o.root
+                    .path(&["spec", "names", "kind"])?
+                    .as_str()?
+                    .to_string(),
+            ))
+        })
+        .collect()
+}
+
+/// The span of a key in a map, for labels that point at a list as a whole.
+pub fn key_span(map: &Node, key: &str) -> Option<Span> {
+    map.entry(key).map(|e| e.key.span)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_follow_gobwas() {
+        assert!(glob_match(
+            "https://github.com/org/*",
+            "https://github.com/org/repo",
+            Some('/')
+        ));
+        assert!(!glob_match(
+            "https://github.com/org/*",
+            "https://github.com/org/a/b",
+            Some('/')
+        ));
+        assert!(glob_match(
+            "https://github.com/org/**",
+            "https://github.com/org/a/b",
+            Some('/')
+        ));
+        assert!(glob_match("team-*", "team-a", None));
+        assert!(glob_match("team-{a,b}", "team-b", None));
+        assert!(!glob_match("team-{a,b}", "team-c", None));
+        assert!(glob_match("ns-[0-9]", "ns-7", None));
+        assert!(glob_match("ns-[!0-9]", "ns-x", None));
+        assert!(!glob_match("ns-[!0-9]", "ns-7", None));
+        assert!(glob_match("a\\*", "a*", None));
+        assert!(!glob_match("a\\*", "ab", None));
+        assert!(glob_match("", "", None));
+        assert!(!glob_match("", "x", None));
+        // Malformed patterns match nothing.
+        assert!(!glob_match("team-{a", "team-a", None));
+        assert!(!glob_match("ns-[", "ns-[", None));
+    }
+
+    #[test]
+    fn many_stars_do_not_blow_up() {
+        let pattern = "*a".repeat(40);
+        let text = "a".repeat(39);
+        assert!(!glob_match(&pattern, &text, None));
+        let braces = "{a,b}".repeat(20);
+        assert!(!glob_match(&braces, "ab", None));
+    }
+
+    #[test]
+    fn path_match_follows_go() {
+        assert!(path_match("*", "Deployment"));
+        assert!(path_match("", ""));
+        assert!(!path_match("", "apps"));
+        assert!(path_match("*.k8s.io", "networking.k8s.io"));
+        assert!(path_match("[^a]pps", "bpps"));
+        assert!(!path_match("{apps}", "apps"));
+        assert!(path_match("{apps}", "{apps}"));
+    }
+
+    #[test]
+    fn urls_normalize_like_argo_cd() {
+        assert_eq!(
+            normalize_git_url("https://GitHub.com/Org/Repo.git"),
+            "https://github.com/org/repo"
+        );
+        assert_eq!(
+            normalize_git_url("git@github.com:org/repo.git"),
+            "git@github.com/org/repo"
+        );
+        assert_eq!(
+            normalize_git_url("ssh://git@github.com/org/repo"),
+            "git@github.com/org/repo"
+        );
+    }
+}
