@@ -32,6 +32,8 @@ pub fn run_in(dir: &Path, args: &[&str], limit: Duration) -> Run {
 
 /// Runs a prepared command in its own process group with its output collected, ending the
 /// whole group after `limit` (so a timeout also stops what it started: cargo, rustc).
+// The child is reaped by `wait4` in `reap`, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 pub fn run_command(mut cmd: Command, what: &str, limit: Duration) -> Run {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
