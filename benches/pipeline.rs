@@ -478,11 +478,7 @@ fn lint_options(path: PathBuf) -> Options {
     let config = config::load_for(&path).expect("the fixture's config loads");
     Options {
         paths: vec![path],
-        discover: gitops_lint::discover::Options {
-            include: Vec::new(),
-            exclude: Vec::new(),
-            max_file_size: 8 * 1024 * 1024,
-        },
+        discover: gitops_lint::discover::Options::default(),
         version: None,
         limits: ParseLimits::default(),
         repo_urls: config.repo_urls.clone(),

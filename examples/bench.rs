@@ -371,11 +371,7 @@ fn run(name: &str, runs: usize, mut make: impl FnMut() -> Command) -> Row {
 /// on `threads` threads.
 fn floor(kind: &str, dir: &Path, threads: usize) {
     use rayon::prelude::*;
-    let opts = gitops_lint::discover::Options {
-        include: Vec::new(),
-        exclude: Vec::new(),
-        max_file_size: 8 * 1024 * 1024,
-    };
+    let opts = gitops_lint::discover::Options::default();
     let found = gitops_lint::discover::discover(&[dir.to_path_buf()], &opts).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)

@@ -364,11 +364,7 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
 fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
     engine::Options {
         paths,
-        discover: discover::Options {
-            include: Vec::new(),
-            exclude: Vec::new(),
-            max_file_size: DEFAULT_MAX_FILE_SIZE,
-        },
+        discover: discover::Options::default(),
         version: None,
         limits: ParseLimits::default(),
         repo_urls,
@@ -379,8 +375,6 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         overlay: Default::default(),
     }
 }
-
-const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
 
 fn graph(
     path: PathBuf,
@@ -458,7 +452,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     opts.discover.max_file_size = args
         .max_file_size
         .or(config.max_file_size)
-        .unwrap_or(DEFAULT_MAX_FILE_SIZE);
+        .unwrap_or(discover::DEFAULT_MAX_FILE_SIZE);
     opts.version = args.argocd_version.or(config.argocd_version);
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     opts.config = config;

@@ -4,11 +4,35 @@
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 
+/// Files larger than this are skipped unless `--max-file-size` says otherwise.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 8 * 1024 * 1024;
+/// Files one run reads at most; past it, the rest (in path order) are skipped.
+pub const MAX_FILES: usize = 200_000;
+/// Bytes one run reads at most, all files together; past it, the rest (in path order) are
+/// skipped. Parsed trees take ten to twenty times the text, so this keeps a run within a few
+/// gigabytes of memory.
+pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub include: Vec<String>,
     pub exclude: Vec<String>,
     pub max_file_size: u64,
+    /// The run's ceilings: [`MAX_FILES`] and [`MAX_TOTAL_BYTES`] unless a test needs less.
+    pub max_files: usize,
+    pub max_total_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            max_files: MAX_FILES,
+            max_total_bytes: MAX_TOTAL_BYTES,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -20,6 +44,11 @@ pub enum SkipReason {
     HelmTemplate,
     Unreadable(String),
     NotAFile,
+    /// Past the run's ceiling on files or bytes.
+    RunLimit {
+        files: usize,
+        bytes: u64,
+    },
     /// Not needed to understand the changed files of a `--context` run.
     OutOfScope,
 }
@@ -36,6 +65,10 @@ impl std::fmt::Display for SkipReason {
             SkipReason::HelmTemplate => write!(f, "Helm chart template (not rendered)"),
             SkipReason::Unreadable(e) => write!(f, "cannot be read: {e}"),
             SkipReason::NotAFile => write!(f, "not a regular file"),
+            SkipReason::RunLimit { files, bytes } => write!(
+                f,
+                "past the run's ceiling of {files} files or {bytes} bytes read in all"
+            ),
             SkipReason::OutOfScope => write!(f, "not needed for the changed files"),
         }
     }
@@ -49,6 +82,7 @@ impl SkipReason {
             SkipReason::HelmTemplate => "helm-template",
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::NotAFile => "not-a-file",
+            SkipReason::RunLimit { .. } => "run-limit",
             SkipReason::OutOfScope => "out-of-scope",
         }
     }
@@ -59,6 +93,13 @@ pub struct Discovered {
     /// Files to read, sorted by path.
     pub files: Vec<PathBuf>,
     pub skipped: Vec<(PathBuf, SkipReason)>,
+}
+
+/// What the walk finds, with each file's size for the run's ceiling.
+#[derive(Debug, Default)]
+struct Found {
+    files: Vec<(PathBuf, u64)>,
+    skipped: Vec<(PathBuf, SkipReason)>,
 }
 
 pub struct Filter {
@@ -134,7 +175,7 @@ fn clean(path: &Path) -> PathBuf {
 
 pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String> {
     let filter = Filter::new(opts)?;
-    let mut out = Discovered::default();
+    let mut out = Found::default();
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
         // A file name may come from the tree itself (a pre-commit hook passes the changed
@@ -163,12 +204,12 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             .build_parallel();
         // The walk runs on several threads; what it finds is sorted below, so the order does
         // not depend on their timing.
-        let found = std::sync::Mutex::new(Discovered::default());
+        let found = std::sync::Mutex::new(Found::default());
         walker.run(|| {
             let found = &found;
             let filter = &filter;
             Box::new(move |entry| {
-                let mut local = Discovered::default();
+                let mut local = Found::default();
                 visit(entry, root, filter, opts, &mut local);
                 if !local.files.is_empty() || !local.skipped.is_empty() {
                     let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
@@ -184,9 +225,26 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     }
     out.files.sort();
     out.files.dedup();
-    out.skipped.sort();
-    out.skipped.dedup();
-    Ok(out)
+    // The ceiling is applied in path order, so which files fall past it does not depend on
+    // the walk's threads.
+    let mut kept = Discovered::default();
+    let mut total: u64 = 0;
+    for (path, size) in out.files {
+        total = total.saturating_add(size);
+        if kept.files.len() < opts.max_files && total <= opts.max_total_bytes {
+            kept.files.push(path);
+        } else {
+            let reason = SkipReason::RunLimit {
+                files: opts.max_files,
+                bytes: opts.max_total_bytes,
+            };
+            out.skipped.push((path, reason));
+        }
+    }
+    kept.skipped = out.skipped;
+    kept.skipped.sort();
+    kept.skipped.dedup();
+    Ok(kept)
 }
 
 /// One entry of the walk: a manifest to read, a file to report as skipped, or nothing.
@@ -195,15 +253,12 @@ fn visit(
     root: &Path,
     filter: &Filter,
     opts: &Options,
-    out: &mut Discovered,
+    out: &mut Found,
 ) {
     let entry = match entry {
         Ok(e) => e,
         Err(err) => {
-            let path = match &err {
-                ignore::Error::WithPath { path, .. } => path.clone(),
-                _ => root.to_path_buf(),
-            };
+            let path = error_path(&err).unwrap_or(root).to_path_buf();
             out.skipped
                 .push((clean(&path), SkipReason::Unreadable(err.to_string())));
             return;
@@ -231,7 +286,19 @@ fn visit(
     consider(out, path.to_path_buf(), size, opts);
 }
 
-fn consider(out: &mut Discovered, path: PathBuf, size: Option<u64>, opts: &Options) {
+/// The path an error of the walk is about, however deep the walk wrapped it.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        _ => None,
+    }
+}
+
+fn consider(out: &mut Found, path: PathBuf, size: Option<u64>, opts: &Options) {
     let path = clean(&path);
     if is_helm_template(&path) {
         out.skipped.push((path, SkipReason::HelmTemplate));
@@ -244,6 +311,6 @@ fn consider(out: &mut Discovered, path: PathBuf, size: Option<u64>, opts: &Optio
             },
         ));
     } else {
-        out.files.push(path);
+        out.files.push((path, size.unwrap_or(0)));
     }
 }

@@ -117,17 +117,17 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
     let limits = opts.limits;
     let read = match opts.overlay.get(&path) {
         Some(text) => Ok(text.clone().into_bytes()),
-        None => std::fs::read(&path),
+        None => read_capped(&path, opts.discover.max_file_size),
     };
     let bytes = match read {
         Ok(b) => b,
-        Err(e) => {
+        Err(reason) => {
             return FileResult {
                 source: SourceFile::new(path, String::new()),
                 docs: FileDocs::default(),
                 problems: Vec::new(),
                 redactions: Vec::new(),
-                skip: Some(SkipReason::Unreadable(e.to_string())),
+                skip: Some(reason),
             }
         }
     };
@@ -188,6 +188,26 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
         redactions,
         skip: None,
     }
+}
+
+/// Reads at most `limit` bytes: the size seen while discovering may be stale (the file grew),
+/// or wrong (files whose size the system does not know), and a read must stay bounded anyway.
+fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, SkipReason> {
+    use std::io::Read;
+    let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let known = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(unreadable)?;
+    if bytes.len() as u64 > limit {
+        return Err(SkipReason::TooLarge {
+            size: known.max(bytes.len() as u64),
+            limit,
+        });
+    }
+    Ok(bytes)
 }
 
 /// What a parsed file holds for the later stages: its objects, the documents that are not

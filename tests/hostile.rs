@@ -3,11 +3,15 @@
 
 mod common;
 
-use common::{json, run_in};
+use common::{json, run_command, run_in, Run};
 use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
+/// Generous bounds that a hang or a blow-up breaks and a slow, busy CI machine does not: the
+/// cases below take milliseconds to a few seconds and tens of megabytes.
 const LIMIT: Duration = Duration::from_secs(20);
+const MAX_RSS_KIB: u64 = 1024 * 1024;
 
 /// A file with one known finding, to prove the run went on.
 const GOOD: &str = "apiVersion: argoproj.io/v1alpha1
@@ -23,13 +27,23 @@ fn lint_dir(setup: impl FnOnce(&Path)) -> serde_json::Value {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("good.yaml"), GOOD).unwrap();
     setup(dir.path());
-    let run = run_in(
-        dir.path(),
-        &["--format", "json", "--fail-on", "never", "."],
-        LIMIT,
-    );
+    lint_at(dir.path())
+}
+
+fn lint_at(dir: &Path) -> serde_json::Value {
+    let run = run_in(dir, &["--format", "json", "--fail-on", "never", "."], LIMIT);
+    checked(&run)
+}
+
+/// The report of a run that ended normally, within the memory bound, with the good file linted.
+fn checked(run: &Run) -> serde_json::Value {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
-    let report = json(&run);
+    assert!(
+        run.max_rss_kib < MAX_RSS_KIB,
+        "peak memory {} KiB",
+        run.max_rss_kib
+    );
+    let report = json(run);
     let good = report["findings"]
         .as_array()
         .unwrap()
@@ -246,4 +260,359 @@ fn kustomizations_that_loop_or_leave_the_repository_are_refused() {
         has("out/kustomization.yaml:4", "absolute path"),
         "{found:#?}"
     );
+}
+
+/// `(path, reason code)` of every skipped file.
+fn skipped(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["summary"]["files_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let text = |v: &serde_json::Value| v.as_str().unwrap().to_string();
+            (text(&s["path"]), text(&s["reason"]))
+        })
+        .collect()
+}
+
+fn skipped_as(report: &serde_json::Value, path: &str) -> Option<String> {
+    skipped(report)
+        .into_iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, r)| r)
+}
+
+#[test]
+fn many_alias_bombs_in_one_file_hit_the_file_budget() {
+    // Each document stays inside its own alias budget; together they would build tens of
+    // millions of nodes.
+    let mut doc = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (name, prev) in [("b", "a"), ("c", "b"), ("d", "c")] {
+        doc.push_str(&format!(
+            "{name}: &{name} [{}]\n",
+            vec![format!("*{prev}"); 10].join(", ")
+        ));
+    }
+    doc.push_str(&format!("e: [{}]\n", ["*d"].repeat(6).join(", ")));
+    let text = vec![doc; 200].join("---\n");
+    let report = lint_dir(|d| std::fs::write(d.join("bombs.yaml"), &text).unwrap());
+    assert_eq!(rules_in(&report, "bombs.yaml"), ["invalid-yaml"]);
+    let budget = gitops_lint::yaml::FILE_NODES;
+    let found = messages(&report, "invalid-yaml");
+    assert!(
+        found[0].starts_with("bombs.yaml:")
+            && found[0].contains(&format!("per-file budget of {budget} nodes")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn merging_a_large_mapping_into_another_is_not_quadratic() {
+    let keys = |prefix: &str, n: usize| -> String {
+        (0..n).map(|i| format!("{prefix}{i}: 0\n")).collect()
+    };
+    let indent = |text: String| -> String { text.lines().map(|l| format!("  {l}\n")).collect() };
+    // 24,000 merged keys against 100,000 own ones: their product is billions of comparisons.
+    let text = format!(
+        "base: &base\n{}own:\n  <<: *base\n{}",
+        indent(keys("m", 24_000)),
+        indent(keys("k", 100_000))
+    );
+    let report = lint_dir(|d| std::fs::write(d.join("merge.yaml"), &text).unwrap());
+    assert!(rules_in(&report, "merge.yaml").is_empty());
+}
+
+#[test]
+fn a_sparse_gigabyte_and_a_200_mb_line_are_skipped_unread() {
+    let report = lint_dir(|d| {
+        let sparse = std::fs::File::create(d.join("sparse.yaml")).unwrap();
+        sparse.set_len(1 << 30).unwrap();
+        let mut line = std::io::BufWriter::new(std::fs::File::create(d.join("line.yaml")).unwrap());
+        std::io::Write::write_all(&mut line, b"a: ").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..200 {
+            std::io::Write::write_all(&mut line, &chunk).unwrap();
+        }
+        std::io::Write::flush(&mut line).unwrap();
+    });
+    // The memory bound in `checked` would not hold had either been read.
+    assert_eq!(
+        skipped_as(&report, "sparse.yaml").as_deref(),
+        Some("too-large")
+    );
+    assert_eq!(
+        skipped_as(&report, "line.yaml").as_deref(),
+        Some("too-large")
+    );
+    assert_eq!(report["summary"]["files_scanned"], 1);
+}
+
+#[test]
+fn a_long_line_under_the_size_limit_is_linted() {
+    // One line of 1.4 MB holding 5,000 objects with a finding each: positions are found
+    // without rescanning the line for each one (which took minutes).
+    let items: Vec<String> = (0..5_000)
+        .map(|i| {
+            format!(
+                "{{apiVersion: argoproj.io/v1alpha1, kind: Application, metadata: {{name: g{i}, namespace: argocd}}, \
+                 spec: {{project: default, source: {{repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}}, \
+                 destination: {{server: 'https://kubernetes.default.svc', namespace: a}}}}}}"
+            )
+        })
+        .collect();
+    let text = format!(
+        "{{apiVersion: v1, kind: List, items: [{}]}}",
+        items.join(", ")
+    );
+    let report = lint_dir(|d| std::fs::write(d.join("long.yaml"), &text).unwrap());
+    let found = rules_in(&report, "long.yaml");
+    assert_eq!(found, vec!["default-project"; 5_000]);
+}
+
+#[test]
+fn messages_name_the_encoding_problem() {
+    let report = lint_dir(|d| {
+        let utf16: Vec<u8> = [0xFE, 0xFF]
+            .into_iter()
+            .chain("a: b\n".encode_utf16().flat_map(|u| u.to_be_bytes()))
+            .collect();
+        std::fs::write(d.join("utf16be.yaml"), utf16).unwrap();
+        std::fs::write(d.join("bad.yaml"), b"a: b\nc: \xff\xfe\n").unwrap();
+        std::fs::write(d.join("nul.yaml"), b"a: b\x00\n").unwrap();
+    });
+    let found = messages(&report, "invalid-yaml");
+    for want in [
+        "bad.yaml:2 invalid UTF-8 at byte 8",
+        "nul.yaml:1 the file contains NUL bytes",
+        "utf16be.yaml:1 the file is UTF-16 encoded",
+    ] {
+        assert!(
+            found.iter().any(|m| m.starts_with(want)),
+            "{want}: {found:#?}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn device_files_and_links_to_them_are_not_read() {
+    use std::os::unix::ffi::OsStrExt;
+    let mut made_device = false;
+    let report = lint_dir(|d| {
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero-link.yaml")).unwrap();
+        // /dev/zero's own numbers: an endless file. Only root may make one.
+        let path = std::ffi::CString::new(d.join("zero.yaml").as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid C string and plain integer arguments.
+        let made =
+            unsafe { libc::mknod(path.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) };
+        made_device = made == 0;
+    });
+    assert!(rules_in(&report, "zero-link.yaml").is_empty());
+    assert_eq!(skipped_as(&report, "zero-link.yaml"), None);
+    if made_device {
+        assert_eq!(
+            skipped_as(&report, "zero.yaml").as_deref(),
+            Some("not-a-file")
+        );
+    } else {
+        eprintln!("not root: no device file made, only the link to one checked");
+    }
+    assert_eq!(report["summary"]["files_scanned"], 1);
+}
+
+#[cfg(unix)]
+#[test]
+fn unreadable_files_and_directories_are_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.yaml"), GOOD).unwrap();
+    std::fs::write(d.join("locked.yaml"), "a: b\n").unwrap();
+    std::fs::create_dir(d.join("closed")).unwrap();
+    std::fs::write(d.join("closed/inner.yaml"), "a: b\n").unwrap();
+    let mode = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m));
+    mode(d, 0o755).unwrap();
+    mode(&d.join("good.yaml"), 0o644).unwrap();
+    mode(&d.join("locked.yaml"), 0o000).unwrap();
+    mode(&d.join("closed"), 0o000).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gitops-lint"));
+    cmd.args(["--format", "json", "--fail-on", "never", "."])
+        .current_dir(d)
+        .env("NO_COLOR", "1");
+    // Root reads everything: the run drops to an unprivileged user to meet a permission error.
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(65534).gid(65534);
+    }
+    let run = run_command(cmd, "gitops-lint on unreadable files", LIMIT);
+    mode(&d.join("closed"), 0o755).unwrap();
+    let report = checked(&run);
+    let reasons = report["summary"]["files_skipped"].as_array().unwrap();
+    for path in ["locked.yaml", "closed"] {
+        let entry = reasons.iter().find(|s| s["path"] == path);
+        let entry = entry.unwrap_or_else(|| panic!("{path} not reported: {reasons:#?}"));
+        assert_eq!(entry["reason"], "unreadable");
+        assert!(
+            entry["detail"]
+                .as_str()
+                .is_some_and(|m| m.contains("Permission denied")),
+            "{entry}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn links_that_loop_or_leave_the_repository_are_not_followed() {
+    let report = lint_dir(|d| {
+        std::os::unix::fs::symlink("b.yaml", d.join("a.yaml")).unwrap();
+        std::os::unix::fs::symlink("a.yaml", d.join("b.yaml")).unwrap();
+        std::os::unix::fs::symlink("self.yaml", d.join("self.yaml")).unwrap();
+        std::os::unix::fs::symlink("/", d.join("root")).unwrap();
+        std::fs::create_dir(d.join("deep")).unwrap();
+        std::os::unix::fs::symlink("../deep", d.join("deep/again")).unwrap();
+    });
+    assert_eq!(report["summary"]["files_scanned"], 1);
+    let files: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["file"].as_str())
+        .collect();
+    assert!(files.iter().all(|f| *f == "good.yaml"), "{files:?}");
+}
+
+#[test]
+fn a_patch_over_ten_thousand_objects_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.yaml"), GOOD).unwrap();
+    {
+        let objects: String = (0..10_000)
+            .map(|i| format!("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata: {{a: b}}\n"))
+            .collect();
+        std::fs::write(d.join("objects.yaml"), objects).unwrap();
+        std::fs::write(
+            d.join("kustomization.yaml"),
+            "resources: [objects.yaml]\npatches:\n  - target: {kind: ConfigMap}\n    patch: |\n      - op: add\n        path: /data/c\n        value: d\n",
+        )
+        .unwrap();
+    }
+    let report = lint_at(d);
+    assert_eq!(report["summary"]["objects_by_kind"]["ConfigMap"], 10_000);
+    // What the kustomization builds: every object patched.
+    let run = run_in(dir.path(), &["render", "."], LIMIT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let built = json(&run);
+    let patched = built
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["data"]["c"] == "d")
+        .count();
+    assert_eq!(patched, 10_000);
+}
+
+#[test]
+fn a_hundred_thousand_tiny_files_are_all_linted() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.yaml"), GOOD).unwrap();
+    {
+        let many = d.join("many");
+        std::fs::create_dir(&many).unwrap();
+        for i in 0..100_000 {
+            std::fs::write(many.join(format!("f{i}.yaml")), "a: 1\n").unwrap();
+        }
+    }
+    // A debug build on a busy 2-core machine needs 8-12 s for this run; the common limit is
+    // meant for single files.
+    let run = run_in(
+        d,
+        &["--format", "json", "--fail-on", "never", "."],
+        3 * LIMIT,
+    );
+    let report = checked(&run);
+    assert_eq!(report["summary"]["files_scanned"], 100_001);
+}
+
+#[test]
+fn a_glob_with_many_stars_is_matched_quickly() {
+    let pattern = "*a".repeat(30) + "x";
+    let app = GOOD.replace(
+        "  project: default\n",
+        &format!("  project: default\n  ignoreDifferences:\n    - {{group: '{pattern}', kind: VirtualService}}\n"),
+    );
+    let report = lint_dir(|d| std::fs::write(d.join("globs.yaml"), app).unwrap());
+    assert!(
+        rules_in(&report, "globs.yaml").contains(&"ignore-differences-never-matches".to_string()),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn the_readme_states_the_limits_the_code_applies() {
+    use gitops_lint::{discover, yaml};
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let value = |label: &str| -> u64 {
+        let row = readme
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} |")))
+            .unwrap_or_else(|| panic!("no README row `{label}`"));
+        let code = row.split('`').nth(1).unwrap();
+        code.parse()
+            .unwrap_or_else(|e| panic!("`{code}` in `{label}`: {e}"))
+    };
+    assert_eq!(value("Size of one file"), discover::DEFAULT_MAX_FILE_SIZE);
+    assert_eq!(value("Files in one run"), discover::MAX_FILES as u64);
+    assert_eq!(
+        value("Bytes in one run, all files together"),
+        discover::MAX_TOTAL_BYTES
+    );
+    assert_eq!(value("Nesting of collections"), yaml::MAX_DEPTH as u64);
+    assert_eq!(
+        value("Nodes copied by anchors and aliases, per document"),
+        yaml::ALIAS_NODES as u64
+    );
+    assert_eq!(
+        value("Nodes per file, aliases expanded (the per-file work budget)"),
+        yaml::FILE_NODES as u64
+    );
+}
+
+#[test]
+fn past_the_run_ceiling_the_rest_is_skipped_in_path_order() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.yaml", "b.yaml", "c.yaml", "d.yaml"] {
+        std::fs::write(dir.path().join(name), "a: 1\n").unwrap();
+    }
+    let discover = |max_files, max_total_bytes| {
+        let opts = gitops_lint::discover::Options {
+            max_files,
+            max_total_bytes,
+            ..Default::default()
+        };
+        let found = gitops_lint::discover::discover(&[dir.path().to_path_buf()], &opts).unwrap();
+        let name = |p: &Path| p.file_name().unwrap().to_str().unwrap().to_string();
+        let kept: Vec<String> = found.files.iter().map(|p| name(p)).collect();
+        let left: Vec<String> = found
+            .skipped
+            .iter()
+            .map(|(p, r)| format!("{} {}", name(p), r.code()))
+            .collect();
+        (kept, left)
+    };
+    for _ in 0..3 {
+        assert_eq!(
+            discover(2, u64::MAX),
+            (
+                vec!["a.yaml".into(), "b.yaml".into()],
+                vec!["c.yaml run-limit".into(), "d.yaml run-limit".into()]
+            )
+        );
+    }
+    let (kept, left) = discover(usize::MAX, 15);
+    assert_eq!(kept, ["a.yaml", "b.yaml", "c.yaml"]);
+    assert_eq!(left, ["d.yaml run-limit"]);
 }

@@ -54,7 +54,9 @@ pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> 
         ("exclude", list(c.exclude.iter().cloned())),
         (
             "max-file-size",
-            c.max_file_size.unwrap_or(8 * 1024 * 1024).to_string(),
+            c.max_file_size
+                .unwrap_or(crate::discover::DEFAULT_MAX_FILE_SIZE)
+                .to_string(),
         ),
     ];
     for (key, value) in rows {

@@ -5,23 +5,44 @@ use super::{
     Style, Value,
 };
 use granit_parser::{Event, Marker, Parser, ScalarStyle, StructureStyle};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+
+/// Nodes that alias expansion may copy into one document (see [`ParseLimits::alias_nodes`]).
+pub const ALIAS_NODES: usize = 100_000;
+/// Nesting of collections (see [`ParseLimits::max_depth`]).
+pub const MAX_DEPTH: usize = 200;
+/// Nodes one file may cost to parse (see [`ParseLimits::file_nodes`]).
+pub const FILE_NODES: usize = 4_000_000;
 
 /// Budgets for one file.
 #[derive(Clone, Copy, Debug)]
 pub struct ParseLimits {
-    /// Nodes that alias expansion may add to one document; past it the document is rejected
-    /// (a billion-laughs file stops here after a few thousand nodes, not after exhausting memory).
+    /// Nodes that anchors and aliases may copy in one document; past it the document is
+    /// rejected (a billion-laughs file stops here after a few thousand nodes, not after
+    /// exhausting memory).
     pub alias_nodes: usize,
     /// Nesting of collections; the parser refuses deeper input before we see it.
     pub max_depth: usize,
+    /// The per-file work budget, in nodes built: every scalar and collection the file holds,
+    /// plus every node an alias copies, in all its documents together. Past it the file is
+    /// abandoned with one diagnostic. (The copy an anchor keeps is never larger than what was
+    /// already paid to build its node, so it needs no charge of its own.)
+    ///
+    /// It is counted in nodes rather than seconds so that whether a file is abandoned depends
+    /// on the file alone, never on the speed or the load of the machine: the same repository
+    /// gives the same findings in CI and on a laptop. Everything after parsing (recognition,
+    /// rendering, rules) does work roughly in proportion to the nodes, so this bounds the
+    /// file's time and memory too. Four million nodes take about 300 MB and 2 s to lint in a
+    /// release build; a real manifest of the default 8 MiB size limit has a fraction of that.
+    pub file_nodes: usize,
 }
 
 impl Default for ParseLimits {
     fn default() -> Self {
         ParseLimits {
-            alias_nodes: 100_000,
-            max_depth: 200,
+            alias_nodes: ALIAS_NODES,
+            max_depth: MAX_DEPTH,
+            file_nodes: FILE_NODES,
         }
     }
 }
@@ -32,6 +53,8 @@ enum Frame {
         flow: bool,
         anchor: usize,
         items: Vec<Node>,
+        /// Nodes in the collection so far, itself included.
+        size: usize,
     },
     Map {
         start: usize,
@@ -39,7 +62,15 @@ enum Frame {
         anchor: usize,
         entries: Vec<Entry>,
         key: Option<Node>,
+        size: usize,
     },
+}
+
+/// An anchored node and its size in nodes. A node too big to ever be aliased within the
+/// document's budget is not copied at all: only its size is kept, to refuse the alias.
+struct Anchored {
+    node: Option<Node>,
+    size: usize,
 }
 
 struct Builder<'a> {
@@ -48,8 +79,10 @@ struct Builder<'a> {
     limits: ParseLimits,
     stack: Vec<Frame>,
     /// Anchored nodes of the current document with their sizes, for budgeted alias expansion.
-    anchors: HashMap<usize, (Node, usize)>,
+    anchors: HashMap<usize, Anchored>,
     alias_budget: usize,
+    /// What is left of [`ParseLimits::file_nodes`].
+    file_budget: usize,
     out: ParsedFile,
     doc_index: usize,
 }
@@ -67,6 +100,7 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
         stack: Vec::new(),
         anchors: HashMap::new(),
         alias_budget: limits.alias_nodes,
+        file_budget: limits.file_nodes,
         out: ParsedFile::default(),
         doc_index: 0,
     };
@@ -76,6 +110,12 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
             None => break,
             Some(Ok((event, span))) => {
                 let (start, end) = (offset(&span.start), offset(&span.end));
+                if let Err(problem) = b.charge(&event, start, end) {
+                    // Nothing of a file that is abandoned is checked, so nothing is kept.
+                    b.out.documents.clear();
+                    b.out.problems.push(problem);
+                    break;
+                }
                 if let Err(problem) = b.event(event, start, end) {
                     b.out.problems.push(problem);
                     b.abandon_document();
@@ -132,6 +172,34 @@ impl Builder<'_> {
         Span::new(self.file, start, end)
     }
 
+    /// Counts an event against the file's budget before it is acted on.
+    fn charge(&mut self, event: &Event<'_>, start: usize, end: usize) -> Result<(), ParseProblem> {
+        let cost = match event {
+            Event::Scalar(..) | Event::SequenceStart(..) | Event::MappingStart(..) => 1,
+            // A copy the document's budget refuses is not made, so it costs nothing more.
+            Event::Alias(id) => match self.anchors.get(id) {
+                Some(a) if a.node.is_some() && a.size <= self.alias_budget => a.size,
+                _ => 1,
+            },
+            _ => 0,
+        };
+        match self.file_budget.checked_sub(cost) {
+            Some(left) => {
+                self.file_budget = left;
+                Ok(())
+            }
+            None => Err(self.problem(
+                start,
+                end,
+                format!(
+                    "parsing this file takes more than the per-file budget of {} nodes (aliases expanded); the file is skipped",
+                    self.limits.file_nodes
+                ),
+                "split the file, or remove the aliases: nothing in this file was checked",
+            )),
+        }
+    }
+
     fn abandon_document(&mut self) {
         self.stack.clear();
         self.anchors.clear();
@@ -153,7 +221,7 @@ impl Builder<'_> {
             }),
             Event::Anchor(..) => {}
             Event::Alias(id) => {
-                let Some((node, size)) = self.anchors.get(&id) else {
+                let Some(Anchored { node, size }) = self.anchors.get(&id) else {
                     return Err(self.problem(
                         start,
                         end,
@@ -161,7 +229,10 @@ impl Builder<'_> {
                         SYNTAX_HELP,
                     ));
                 };
-                if *size > self.alias_budget {
+                let size = *size;
+                let node = match node {
+                    Some(node) if size <= self.alias_budget => node.clone(),
+                    _ => {
                     return Err(self.problem(
                         start,
                         end,
@@ -170,11 +241,11 @@ impl Builder<'_> {
                             self.limits.alias_nodes
                         ),
                         "expand or remove the aliases: nothing in this document was checked",
-                    ));
-                }
-                self.alias_budget -= *size;
-                let node = node.clone();
-                self.push_node(node, 0)?;
+                    ))
+                    }
+                };
+                self.alias_budget -= size;
+                self.push_node(node, size, 0)?;
             }
             Event::UnresolvedAlias(_) => {
                 return Err(self.problem(
@@ -203,7 +274,7 @@ impl Builder<'_> {
                         tag: tag.map(|t| t.to_string()),
                     }),
                 };
-                self.push_node(node, anchor)?;
+                self.push_node(node, 1, anchor)?;
             }
             Event::SequenceStart(style, anchor, _) => {
                 self.open(start)?;
@@ -212,6 +283,7 @@ impl Builder<'_> {
                     flow: style == StructureStyle::Flow,
                     anchor,
                     items: Vec::new(),
+                    size: 1,
                 });
             }
             Event::MappingStart(style, anchor, _) => {
@@ -222,18 +294,20 @@ impl Builder<'_> {
                     anchor,
                     entries: Vec::new(),
                     key: None,
+                    size: 1,
                 });
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(frame) = self.stack.pop() else {
                     return Ok(());
                 };
-                let (node, anchor) = match frame {
+                let (node, size, anchor) = match frame {
                     Frame::Seq {
                         start: s,
                         flow,
                         anchor,
                         items,
+                        size,
                     } => {
                         let stop = if flow {
                             end
@@ -245,6 +319,7 @@ impl Builder<'_> {
                                 span: self.span(s, stop),
                                 value: Value::Seq { items, flow },
                             },
+                            size,
                             anchor,
                         )
                     }
@@ -253,6 +328,7 @@ impl Builder<'_> {
                         flow,
                         anchor,
                         entries,
+                        size,
                         ..
                     } => {
                         let entries = self.finish_map(entries);
@@ -266,11 +342,12 @@ impl Builder<'_> {
                                 span: self.span(s, stop),
                                 value: Value::Map { entries, flow },
                             },
+                            size,
                             anchor,
                         )
                     }
                 };
-                self.push_node(node, anchor)?;
+                self.push_node(node, size, anchor)?;
             }
             _ => {}
         }
@@ -309,23 +386,45 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn push_node(&mut self, node: Node, anchor: usize) -> Result<(), ParseProblem> {
+    /// Adds a finished node of `size` nodes to its parent, keeping a copy for its anchor.
+    fn push_node(&mut self, node: Node, size: usize, anchor: usize) -> Result<(), ParseProblem> {
         if anchor != 0 {
-            let size = node.size();
-            self.anchors.insert(anchor, (node.clone(), size));
+            // The copy is paid from the document's alias budget before it is made; one that
+            // could not be paid could never be aliased either, so it is not made.
+            let node = (size <= self.alias_budget).then(|| {
+                self.alias_budget -= size;
+                node.clone()
+            });
+            self.anchors.insert(anchor, Anchored { node, size });
         }
         match self.stack.last_mut() {
             None => {
                 let index = self.doc_index;
                 self.out.documents.push(Document { index, root: node });
             }
-            Some(Frame::Seq { items, .. }) => items.push(node),
-            Some(Frame::Map { entries, key, .. }) => match key.take() {
-                None => *key = Some(node),
-                Some(k) => entries.push(Entry {
-                    key: k,
-                    value: node,
-                }),
+            Some(Frame::Seq {
+                items, size: total, ..
+            }) => {
+                *total += size;
+                items.push(node)
+            }
+            Some(Frame::Map {
+                entries,
+                key,
+                size: total,
+                ..
+            }) => match key.take() {
+                None => {
+                    *total += size;
+                    *key = Some(node)
+                }
+                Some(k) => {
+                    *total += size;
+                    entries.push(Entry {
+                        key: k,
+                        value: node,
+                    })
+                }
             },
         }
         Ok(())
@@ -360,9 +459,12 @@ impl Builder<'_> {
                     own.push(e);
                 }
             }
+            // A set, not a search of `own` per merged key: a mapping of many keys merged into
+            // another of many keys must not cost their product.
+            let mut seen: HashSet<Option<compact_str::CompactString>> =
+                own.iter().map(|e| e.key.as_str().map(Into::into)).collect();
             for m in merged {
-                let k = m.key.as_str();
-                if !own.iter().any(|e| e.key.as_str() == k) {
+                if seen.insert(m.key.as_str().map(Into::into)) {
                     own.push(m);
                 }
             }

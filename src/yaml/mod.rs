@@ -7,7 +7,7 @@
 mod build;
 pub mod typing;
 
-pub use build::{parse, ParseLimits};
+pub use build::{parse, ParseLimits, ALIAS_NODES, FILE_NODES, MAX_DEPTH};
 
 use std::fmt::Write as _;
 

@@ -16,6 +16,8 @@ pub struct Run {
     pub stdout: String,
     pub stderr: String,
     pub elapsed: Duration,
+    /// The child's own peak resident memory, in KiB, as the kernel counted it when it ended.
+    pub max_rss_kib: u64,
 }
 
 /// Runs `gitops-lint ARGS` in `dir`, killing it after `limit`.
@@ -30,6 +32,8 @@ pub fn run_in(dir: &Path, args: &[&str], limit: Duration) -> Run {
 
 /// Runs a prepared command in its own process group with its output collected, ending the
 /// whole group after `limit` (so a timeout also stops what it started: cargo, rustc).
+// The child is reaped by `wait4` in `reap`, which clippy cannot see.
+#[allow(clippy::zombie_processes)]
 pub fn run_command(mut cmd: Command, what: &str, limit: Duration) -> Run {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
@@ -53,9 +57,9 @@ pub fn run_command(mut cmd: Command, what: &str, limit: Duration) -> Run {
         std::io::Read::read_to_string(&mut err, &mut s).ok();
         s
     });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    let (status, max_rss_kib) = loop {
+        if let Some(done) = reap(child.id()) {
+            break done;
         }
         if started.elapsed() > limit {
             let group = format!("-{}", child.id());
@@ -78,7 +82,26 @@ pub fn run_command(mut cmd: Command, what: &str, limit: Duration) -> Run {
         stdout: t_out.join().unwrap(),
         stderr: t_err.join().unwrap(),
         elapsed: started.elapsed(),
+        max_rss_kib,
     }
+}
+
+/// Reaps the child if it has ended, with the resources it used: `wait4` reports them for
+/// this one child, where `getrusage(RUSAGE_CHILDREN)` would mix in every other test's.
+fn reap(pid: u32) -> Option<(std::process::ExitStatus, u64)> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut status = 0;
+    // SAFETY: plain system call on our own child, with valid pointers to locals.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
+    assert!(got >= 0, "wait4: {}", std::io::Error::last_os_error());
+    // Linux counts ru_maxrss in KiB.
+    (got != 0).then(|| {
+        (
+            std::process::ExitStatus::from_raw(status),
+            usage.ru_maxrss as u64,
+        )
+    })
 }
 
 pub fn run(args: &[&str]) -> Run {
