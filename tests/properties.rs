@@ -159,7 +159,7 @@ fn kustomize(rng: &mut Rng, overlays: usize, files: &mut BTreeMap<String, Vec<u8
     let base = m(base);
     files.insert(
         "base/kustomization.yaml".into(),
-        gen::write_docs(rng, 1, |_, _| base_clone(&base)).into_bytes(),
+        gen::write_docs(rng, 1, |_, _| base.clone()).into_bytes(),
     );
     if rng.chance(30) {
         files.insert(
@@ -240,20 +240,8 @@ fn kustomize(rng: &mut Rng, overlays: usize, files: &mut BTreeMap<String, Vec<u8
         let k = m(k);
         files.insert(
             format!("{dir}/kustomization.yaml"),
-            gen::write_docs(rng, 1, |_, _| base_clone(&k)).into_bytes(),
+            gen::write_docs(rng, 1, |_, _| k.clone()).into_bytes(),
         );
-    }
-}
-
-/// `write_docs` takes a maker; a document already built is written by copying its text.
-fn base_clone(g: &G) -> G {
-    match g {
-        G::Scalar(t) => G::Scalar(t.clone()),
-        G::Map(e, f) => G::Map(
-            e.iter().map(|(k, v)| (k.clone(), base_clone(v))).collect(),
-            *f,
-        ),
-        G::Seq(i, f) => G::Seq(i.iter().map(base_clone).collect(), *f),
     }
 }
 

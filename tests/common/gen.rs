@@ -5,6 +5,7 @@
 use super::rng::Rng;
 
 /// A YAML value to emit: mappings and lists may be written block or flow.
+#[derive(Clone)]
 pub enum G {
     Scalar(String),
     Map(Vec<(String, G)>, bool),
