@@ -114,23 +114,23 @@ fn problem_finding(
 }
 
 fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
-    let limits = opts.limits;
     let read = match opts.overlay.get(&path) {
         Some(text) => Ok(text.clone().into_bytes()),
         None => read_capped(&path, opts.discover.max_file_size),
     };
-    let bytes = match read {
-        Ok(b) => b,
-        Err(reason) => {
-            return FileResult {
-                source: SourceFile::new(path, String::new()),
-                docs: FileDocs::default(),
-                problems: Vec::new(),
-                redactions: Vec::new(),
-                skip: Some(reason),
-            }
-        }
-    };
+    match read {
+        Ok(bytes) => process_bytes(id, path, bytes, opts.limits),
+        Err(reason) => FileResult {
+            source: SourceFile::new(path, String::new()),
+            docs: FileDocs::default(),
+            problems: Vec::new(),
+            redactions: Vec::new(),
+            skip: Some(reason),
+        },
+    }
+}
+
+fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits) -> FileResult {
     let (text, decode_error) = source::decode(bytes);
     if let Some(err) = decode_error {
         let end = text[err.offset.min(text.len())..]
@@ -353,6 +353,39 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     summary
         .phases
         .push(("read, parse, recognise", started.elapsed() - discovered));
+    let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
+    roots.sort();
+    roots.dedup();
+    let mut urls: Vec<String> = opts.repo_urls.clone();
+    for root in &roots {
+        urls.extend(repo::git_remotes(root));
+    }
+    Ok(assemble(results, summary, roots, urls))
+}
+
+/// Parses files held in memory as if they had been read from disk under `root`, which is
+/// never touched beyond what rendering looks up there (files that are not YAML). The same
+/// stages as [`load`] without discovery: for fuzzing and generated-input tests.
+pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options) -> Loaded {
+    let results = files
+        .into_iter()
+        .enumerate()
+        .map(|(i, (path, bytes))| process_bytes(i as FileId, path, bytes, opts.limits))
+        .collect();
+    assemble(
+        results,
+        Summary::default(),
+        vec![root],
+        opts.repo_urls.clone(),
+    )
+}
+
+fn assemble(
+    results: Vec<FileResult>,
+    mut summary: Summary,
+    roots: Vec<PathBuf>,
+    urls: Vec<String>,
+) -> Loaded {
     let mut sources = SourceDb::default();
     let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
@@ -375,17 +408,10 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     }
     summary.skipped.sort();
 
-    let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
-    roots.sort();
-    roots.dedup();
-    let mut urls: Vec<String> = opts.repo_urls.clone();
-    for root in &roots {
-        urls.extend(repo::git_remotes(root));
-    }
     let mut urls: Vec<String> = urls.iter().map(|u| repo::normalize_url(u)).collect();
     urls.sort();
     urls.dedup();
-    Ok(Loaded {
+    Loaded {
         sources,
         docs,
         findings,
@@ -393,11 +419,17 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         summary,
         repo: repo::Repo { roots, urls },
         clean,
-    })
+    }
 }
 
 pub fn run(opts: &Options) -> Result<Outcome, String> {
     let started = Instant::now();
+    let loaded = load(opts)?;
+    Ok(lint(opts, loaded, started))
+}
+
+/// Everything after loading: render, rules, suppressions, baseline, settling.
+pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let Loaded {
         sources,
         docs,
@@ -406,7 +438,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         mut summary,
         repo,
         clean,
-    } = load(opts)?;
+    } = loaded;
     let rendering = Instant::now();
     let graph = render::build(&sources, &docs, repo);
     summary.phases.push(("render", rendering.elapsed()));
@@ -513,7 +545,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
     summary.not_rendered = graph.notes.clone();
     summary.phases.push(("settle, filter", settling.elapsed()));
     summary.elapsed = started.elapsed();
-    Ok(Outcome {
+    Outcome {
         sources,
         findings,
         summary,
@@ -522,7 +554,7 @@ pub fn run(opts: &Options) -> Result<Outcome, String> {
         stale,
         clean,
         docs,
-    })
+    }
 }
 
 /// How many lint-and-fix rounds `--fix` runs at most. Fixes that meet in one place wait for

@@ -1,6 +1,7 @@
 #![allow(dead_code)]
 //! Runs the real binary the way a user would.
 
+pub mod gen;
 pub mod rng;
 
 use std::path::{Path, PathBuf};

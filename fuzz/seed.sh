@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Seeds fuzz/corpus/<target>/ from fixtures/: every YAML file for lint_file, every fixture
+# directory (packed as `@@ path` sections, see fuzz/src/lib.rs) for render_repo.
+set -euo pipefail
+cd "$(dirname "$0")"
+fixtures=../fixtures
+mkdir -p corpus/lint_file corpus/render_repo
+
+find "$fixtures" -type f \( -name '*.yaml' -o -name '*.yml' \) -print0 |
+  while IFS= read -r -d '' f; do
+    cp "$f" "corpus/lint_file/$(sha1sum <"$f" | cut -c1-16)"
+  done
+
+find "$fixtures" -mindepth 1 -type d -print0 |
+  while IFS= read -r -d '' d; do
+    mapfile -t files < <(cd "$d" && find . -type f \( -name '*.yaml' -o -name '*.yml' \
+      -o -name '*.json' -o -name '*.env' -o -name '*.properties' \) | sort)
+    # Only small repositories with something to render.
+    if [ "${#files[@]}" -lt 2 ] || [ "${#files[@]}" -gt 24 ]; then continue; fi
+    out=$(mktemp)
+    for f in "${files[@]}"; do
+      printf '@@ %s\n' "${f#./}" >>"$out"
+      sed -e '$a\' "$d/$f" >>"$out"
+    done
+    mv "$out" "corpus/render_repo/$(sha1sum <"$out" | cut -c1-16)"
+  done
+
+echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs"

@@ -1,0 +1,151 @@
+//! What the fuzz targets do with their input. tests/fuzz_regressions.rs includes this file
+//! too, so every saved reproducer goes through exactly the same checks under `cargo test`.
+
+use gitops_lint::config::Config;
+use gitops_lint::discover;
+use gitops_lint::engine::{self, Options, Outcome};
+use gitops_lint::fix::apply;
+use gitops_lint::report::{self, Format, Settings};
+use gitops_lint::yaml::ParseLimits;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// A root that does not exist: whatever rendering looks up on disk there is simply missing,
+/// so the fuzzers read nothing but their input.
+pub const ROOT: &str = "/nonexistent/gitops-lint-fuzz";
+
+/// Files in a packed repository; more is rarely more interesting and always slower.
+const MAX_FILES: usize = 24;
+
+/// The bytes as one manifest, and as a kustomization beside it.
+pub fn lint_file(data: &[u8]) {
+    let root = Path::new(ROOT);
+    check(vec![
+        (root.join("apps/manifest.yaml"), data.to_vec()),
+        (root.join("base/kustomization.yaml"), data.to_vec()),
+    ]);
+}
+
+/// The bytes as a packed repository (see [`unpack`]).
+pub fn render_repo(data: &[u8]) {
+    check(unpack(data));
+}
+
+/// A repository packed into one input: every line that starts with `@@ ` names the file the
+/// lines after it belong to, relative to the root. Text before the first such line is
+/// `kustomization.yaml` at the root. Names are kept inside the root (no `..`, no absolute
+/// paths), so what a mutation produces is still a repository.
+pub fn unpack(data: &[u8]) -> Vec<(PathBuf, Vec<u8>)> {
+    let root = Path::new(ROOT);
+    let mut files: Vec<(PathBuf, Vec<u8>)> = vec![(root.join("kustomization.yaml"), Vec::new())];
+    for line in data.split_inclusive(|&b| b == b'\n') {
+        if let Some(name) = line.strip_prefix(b"@@ ") {
+            if files.len() == MAX_FILES {
+                break;
+            }
+            let name = String::from_utf8_lossy(name);
+            let rel: PathBuf = name
+                .trim()
+                .split(['/', '\\'])
+                .filter(|c| !c.is_empty() && *c != "." && *c != "..")
+                .collect();
+            let rel = if rel.as_os_str().is_empty() {
+                PathBuf::from("kustomization.yaml")
+            } else {
+                rel
+            };
+            files.push((root.join(rel), Vec::new()));
+        } else if let Some(last) = files.last_mut() {
+            last.1.extend_from_slice(line);
+        }
+    }
+    // A later file of the same name replaces the earlier one, as on disk.
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<_> = files
+        .into_iter()
+        .rev()
+        .filter(|(p, _)| seen.insert(p.clone()))
+        .collect();
+    kept.reverse();
+    kept
+}
+
+pub fn options() -> Options {
+    Options {
+        paths: vec![PathBuf::from(ROOT)],
+        discover: discover::Options {
+            include: Vec::new(),
+            exclude: Vec::new(),
+            max_file_size: 8 * 1024 * 1024,
+        },
+        version: None,
+        limits: ParseLimits::default(),
+        repo_urls: vec!["https://example.com/org/repo.git".to_string()],
+        config: Config::default(),
+        suppressions: true,
+        baseline: None,
+        report_only: None,
+        overlay: Default::default(),
+    }
+}
+
+/// Lints the files and holds the result to what every run promises: no panic, spans inside
+/// their file on character boundaries, fixes that apply, every output format written, and
+/// JSON and SARIF that parse.
+pub fn check(files: Vec<(PathBuf, Vec<u8>)>) -> Outcome {
+    let opts = options();
+    let loaded = engine::load_memory(files, PathBuf::from(ROOT), &opts);
+    let outcome = engine::lint(&opts, loaded, Instant::now());
+    for f in &outcome.findings {
+        let labels = std::iter::once(&f.primary).chain(&f.secondary);
+        for span in labels
+            .map(|l| l.span)
+            .chain(f.fix.iter().flat_map(|x| x.edits.iter().map(|e| e.span)))
+        {
+            let text = &outcome.sources.get(span.file).text;
+            let (start, end) = (span.start as usize, span.end as usize);
+            assert!(
+                start <= end && end <= text.len(),
+                "{} span {start}..{end} outside a file of {} bytes",
+                f.rule,
+                text.len()
+            );
+            assert!(
+                text.is_char_boundary(start) && text.is_char_boundary(end),
+                "{} span {start}..{end} splits a character",
+                f.rule
+            );
+        }
+        if let Some(fix) = &f.fix {
+            let before = &outcome.sources.get(fix.file()).text;
+            let after = apply::rewrite(before, &[fix]);
+            // A fix may be refused as breaking the file; it must not panic on the way.
+            let _ = apply::check(before, &after);
+        }
+    }
+    let settings = Settings {
+        width: 100,
+        verbose: true,
+        statistics: true,
+        ..Settings::default()
+    };
+    for format in [
+        Format::Human,
+        Format::Json,
+        Format::Sarif,
+        Format::Github,
+        Format::Concise,
+        Format::Junit,
+    ] {
+        let mut out = Vec::new();
+        report::reporter(format)
+            .report(&outcome, &settings, &mut out)
+            .expect("writing to memory does not fail");
+        if matches!(format, Format::Json | Format::Sarif) {
+            if let Err(e) = serde_json::from_slice::<serde_json::Value>(&out) {
+                panic!("{format:?} output does not parse: {e}");
+            }
+        }
+    }
+    outcome
+}
