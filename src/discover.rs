@@ -174,7 +174,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         out.files.append(&mut found.files);
         out.skipped.append(&mut found.skipped);
     }
-    out.files.sort();
+    crate::paths::sort(&mut out.files);
     out.files.dedup();
     out.skipped.sort();
     out.skipped.dedup();
@@ -219,8 +219,9 @@ fn visit(
         }
         return;
     }
-    let size = entry.metadata().ok().map(|m| m.len());
-    consider(out, path.to_path_buf(), size, opts);
+    // The size is checked when the file is read, on the open file: a stat here would be one
+    // more system call per file.
+    consider(out, path.to_path_buf(), None, opts);
 }
 
 fn consider(out: &mut Discovered, path: PathBuf, size: Option<u64>, opts: &Options) {

@@ -117,7 +117,7 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
     let limits = opts.limits;
     let read = match opts.overlay.get(&path) {
         Some(text) => Ok(text.clone().into_bytes()),
-        None => std::fs::read(&path),
+        None => source::read_limited(&path, opts.discover.max_file_size),
     };
     let bytes = match read {
         Ok(b) => b,
@@ -127,7 +127,12 @@ fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
                 docs: FileDocs::default(),
                 problems: Vec::new(),
                 redactions: Vec::new(),
-                skip: Some(SkipReason::Unreadable(e.to_string())),
+                skip: Some(match e {
+                    source::ReadError::TooLarge { size, limit } => {
+                        SkipReason::TooLarge { size, limit }
+                    }
+                    source::ReadError::Io(e) => SkipReason::Unreadable(e.to_string()),
+                }),
             }
         }
     };
@@ -299,10 +304,15 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let discovered = started.elapsed();
-    let wanted = opts
-        .report_only
-        .as_ref()
-        .map(|changed| crate::scope::wanted(&found.files, changed, &opts.paths, opts.limits));
+    let wanted = opts.report_only.as_ref().map(|changed| {
+        crate::scope::wanted(
+            &found.files,
+            changed,
+            &opts.paths,
+            opts.limits,
+            opts.discover.max_file_size,
+        )
+    });
     let results: Vec<FileResult> = found
         .files
         .into_par_iter()
