@@ -223,7 +223,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         out.files.append(&mut found.files);
         out.skipped.append(&mut found.skipped);
     }
-    out.files.sort();
+    crate::paths::sort_by_path(&mut out.files, |(p, _)| p);
     out.files.dedup();
     // The ceiling is applied in path order, so which files fall past it does not depend on
     // the walk's threads.

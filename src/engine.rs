@@ -193,21 +193,10 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
 /// Reads at most `limit` bytes: the size seen while discovering may be stale (the file grew),
 /// or wrong (files whose size the system does not know), and a read must stay bounded anyway.
 fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, SkipReason> {
-    use std::io::Read;
-    let unreadable = |e: std::io::Error| SkipReason::Unreadable(e.to_string());
-    let file = std::fs::File::open(path).map_err(unreadable)?;
-    let known = file.metadata().map_or(0, |m| m.len());
-    let mut bytes = Vec::new();
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(unreadable)?;
-    if bytes.len() as u64 > limit {
-        return Err(SkipReason::TooLarge {
-            size: known.max(bytes.len() as u64),
-            limit,
-        });
-    }
-    Ok(bytes)
+    source::read_limited(path, limit).map_err(|e| match e {
+        source::ReadError::TooLarge { size, limit } => SkipReason::TooLarge { size, limit },
+        source::ReadError::Io(e) => SkipReason::Unreadable(e.to_string()),
+    })
 }
 
 /// What a parsed file holds for the later stages: its objects, the documents that are not
@@ -322,10 +311,15 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let discovered = started.elapsed();
-    let wanted = opts
-        .report_only
-        .as_ref()
-        .map(|changed| crate::scope::wanted(&found.files, changed, &opts.paths, opts.limits));
+    let wanted = opts.report_only.as_ref().map(|changed| {
+        crate::scope::wanted(
+            &found.files,
+            changed,
+            &opts.paths,
+            opts.limits,
+            opts.discover.max_file_size,
+        )
+    });
     let results: Vec<FileResult> = found
         .files
         .into_par_iter()

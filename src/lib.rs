@@ -15,6 +15,7 @@ pub mod finding;
 pub mod fix;
 pub mod kinds;
 pub mod model;
+pub mod paths;
 pub mod render;
 pub mod report;
 pub mod rules;

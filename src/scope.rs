@@ -8,7 +8,7 @@ use crate::model::is_kustomization_file;
 use crate::render::normalize;
 use crate::yaml::{self, Node, ParseLimits};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Paths a kustomization names: resources, bases, components, patch files.
@@ -144,6 +144,7 @@ pub fn wanted(
     changed: &[PathBuf],
     roots: &[PathBuf],
     limits: ParseLimits,
+    max_file_size: u64,
 ) -> Vec<bool> {
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
@@ -155,7 +156,7 @@ pub fn wanted(
         .par_iter()
         .zip(&paths)
         .map(|(file, path)| {
-            let Ok(bytes) = std::fs::read(file) else {
+            let Ok(bytes) = crate::source::read_limited(file, max_file_size) else {
                 return Seen::Other;
             };
             let text = String::from_utf8_lossy(&bytes);
@@ -180,9 +181,9 @@ pub fn wanted(
         .collect();
     let mut want = vec![false; files.len()];
     // Kustomization directory → what it references.
-    let mut kustomizations: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
-    let mut argo_files: BTreeSet<&PathBuf> = BTreeSet::new();
-    let mut seeds: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut kustomizations: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    let mut argo_files: HashSet<&PathBuf> = HashSet::new();
+    let mut seeds: HashSet<PathBuf> = HashSet::new();
     // Plain directories to read whole: (dir, recurse).
     let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
     let mut file_globs = Vec::new();
@@ -225,19 +226,19 @@ pub fn wanted(
         }
     }
     // Directories a changed ApplicationSet generates Applications for.
-    let matched: Vec<PathBuf> = kustomizations
-        .keys()
-        .chain(
-            paths
-                .iter()
-                .filter_map(|p| p.parent())
-                .map(Path::to_path_buf)
-                .collect::<BTreeSet<_>>()
-                .iter(),
-        )
-        .filter(|d| dir_globs.iter().any(|m| m.is_match(d)))
-        .cloned()
-        .collect();
+    let mut matched: Vec<PathBuf> = Vec::new();
+    if !dir_globs.is_empty() {
+        let parents: HashSet<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
+        matched = kustomizations
+            .keys()
+            .map(PathBuf::as_path)
+            .chain(parents)
+            .filter(|d| dir_globs.iter().any(|m| m.is_match(d)))
+            .map(Path::to_path_buf)
+            .collect();
+        matched.sort();
+        matched.dedup();
+    }
     for d in matched {
         seeds.insert(d.clone());
         dirs.push((d, false));
@@ -250,7 +251,7 @@ pub fn wanted(
     }
     // Those kustomizations, then those that include them (overlays), then what all of those
     // include (bases and components).
-    let mut related: BTreeSet<PathBuf> = seeds
+    let mut related: HashSet<PathBuf> = seeds
         .into_iter()
         .filter(|d| kustomizations.contains_key(d))
         .collect();
@@ -273,7 +274,7 @@ pub fn wanted(
             }
         }
     }
-    let inputs: BTreeSet<&PathBuf> = related
+    let inputs: HashSet<&PathBuf> = related
         .iter()
         .flat_map(|d| kustomizations.get(d).into_iter().flatten())
         .collect();

@@ -214,3 +214,54 @@ mod tests {
         assert_eq!(err.unwrap().offset, 3);
     }
 }
+
+/// Why a file's bytes were not read.
+#[derive(Debug)]
+pub enum ReadError {
+    TooLarge { size: u64, limit: u64 },
+    Io(std::io::Error),
+}
+
+/// Reads a file of at most `limit` bytes. The size is checked on the open file, so a file
+/// that is too large is never read, and one read call usually suffices: tens of thousands of
+/// files make every system call count.
+pub fn read_limited(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
+    let size = file.metadata().map_err(ReadError::Io)?.len();
+    if size > limit {
+        return Err(ReadError::TooLarge { size, limit });
+    }
+    // One byte more than the size tells, in the same call, whether the file ended there.
+    let want = size as usize + 1;
+    let mut buf = vec![0u8; want];
+    let mut got = 0;
+    while got < want {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                // All the bytes the file held when measured: no second call to learn that
+                // it ends there.
+                if got == size as usize {
+                    break;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+    }
+    buf.truncate(got);
+    if got == want {
+        // The file grew since it was measured: read the rest, within the limit.
+        let rest = file
+            .take(limit.saturating_sub(got as u64) + 1)
+            .read_to_end(&mut buf)
+            .map_err(ReadError::Io)?;
+        let total = (got + rest) as u64;
+        if total > limit {
+            return Err(ReadError::TooLarge { size: total, limit });
+        }
+    }
+    Ok(buf)
+}

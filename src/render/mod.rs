@@ -17,7 +17,7 @@ use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{Document, FileId, Span};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -57,24 +57,7 @@ pub struct Note {
     pub message: String,
 }
 
-/// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::paths::normalize;
 
 /// The documents of YAML written inside a string (an inline patch, a `templatePatch`). Their
 /// nodes all point at the string, the finest place the source offers.
@@ -139,10 +122,12 @@ pub struct Files<'a> {
     /// Normalised repository roots; every path below is normalised the same way.
     roots: Vec<PathBuf>,
     by_path: HashMap<PathBuf, FileId>,
-    /// Files by the directory that holds them.
-    by_dir: BTreeMap<PathBuf, Vec<FileId>>,
+    /// Files by the directory that holds them, in path order of the directories.
+    by_dir: Vec<(PathBuf, Vec<FileId>)>,
     /// Each file's normalised path, by id.
     paths: Vec<PathBuf>,
+    /// Whether every path allows the byte comparison of [`crate::paths::cmp_plain`].
+    plain: bool,
 }
 
 /// Why a path written in the repository cannot be followed.
@@ -167,19 +152,32 @@ impl PathError {
 
 impl<'a> Files<'a> {
     pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
-        let mut by_path = HashMap::new();
-        let mut by_dir: BTreeMap<PathBuf, Vec<FileId>> = BTreeMap::new();
         let paths: Vec<PathBuf> = sources
             .files()
             .par_iter()
             .map(|f| normalize(&f.path))
             .collect();
-        for (i, p) in paths.iter().enumerate() {
-            by_dir
-                .entry(p.parent().map(Path::to_path_buf).unwrap_or_default())
-                .or_default()
-                .push(i as FileId);
-            by_path.insert(p.clone(), i as FileId);
+        let by_path: HashMap<PathBuf, FileId> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.clone(), i as FileId))
+            .collect();
+        let plain = paths.iter().all(|p| crate::paths::is_plain(p));
+        let order = if plain {
+            crate::paths::cmp_plain
+        } else {
+            |a: &Path, b: &Path| a.cmp(b)
+        };
+        let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
+        let parent = |i: FileId| paths[i as usize].parent().unwrap_or(Path::new(""));
+        // Stable: files of one directory keep their order.
+        ids.sort_by(|a, b| order(parent(*a), parent(*b)));
+        let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
+        for i in ids {
+            match by_dir.last_mut() {
+                Some((d, list)) if d.as_path() == parent(i) => list.push(i),
+                _ => by_dir.push((parent(i).to_path_buf(), vec![i])),
+            }
         }
         Files {
             sources,
@@ -188,6 +186,7 @@ impl<'a> Files<'a> {
             by_path,
             by_dir,
             paths,
+            plain,
         }
     }
 
@@ -216,22 +215,49 @@ impl<'a> Files<'a> {
 
     /// Files directly in `dir`, or anywhere below it with `recurse`, in path order.
     pub fn files_in(&self, dir: &Path, recurse: bool) -> Vec<FileId> {
+        let below = self.dirs_from(dir);
         if !recurse {
-            return self.by_dir.get(dir).cloned().unwrap_or_default();
+            return below
+                .first()
+                .filter(|(d, _)| d == dir)
+                .map(|(_, ids)| ids.clone())
+                .unwrap_or_default();
         }
-        let mut out: Vec<FileId> = self
-            .by_dir
-            .range(dir.to_path_buf()..)
+        let mut out: Vec<FileId> = below
+            .iter()
             .take_while(|(d, _)| d.starts_with(dir))
             .flat_map(|(_, ids)| ids.iter().copied())
             .collect();
-        out.sort_by(|a, b| self.paths[*a as usize].cmp(&self.paths[*b as usize]));
+        out.sort_by(|a, b| self.cmp(&self.paths[*a as usize], &self.paths[*b as usize]));
         out
+    }
+
+    /// The directories from `dir` on, in path order: `dir` itself first if it holds files,
+    /// then those below it.
+    fn dirs_from(&self, dir: &Path) -> &[(PathBuf, Vec<FileId>)] {
+        let plain = crate::paths::is_plain(dir);
+        let at = self.by_dir.partition_point(|(d, _)| {
+            if plain {
+                self.cmp(d, dir)
+            } else {
+                d.as_path().cmp(dir)
+            }
+            .is_lt()
+        });
+        &self.by_dir[at..]
+    }
+
+    fn cmp(&self, a: &Path, b: &Path) -> std::cmp::Ordering {
+        if self.plain {
+            crate::paths::cmp_plain(a, b)
+        } else {
+            a.cmp(b)
+        }
     }
 
     /// Directories (holding at least one linted file, or any directory on disk) below the root.
     pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
-        self.by_dir.keys()
+        self.by_dir.iter().map(|(d, _)| d)
     }
 
     /// `written`, relative to `dir` (a normalised path inside the root), refusing absolute
@@ -266,9 +292,8 @@ impl<'a> Files<'a> {
     pub fn exists(&self, path: &Path) -> bool {
         // A directory's descendants sort right after it, so one range step answers.
         let holds_files = self
-            .by_dir
-            .range(path.to_path_buf()..)
-            .next()
+            .dirs_from(path)
+            .first()
             .is_some_and(|(d, _)| d.starts_with(path));
         if self.by_path.contains_key(path) || holds_files {
             return true;
