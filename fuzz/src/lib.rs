@@ -74,9 +74,8 @@ pub fn options() -> Options {
     Options {
         paths: vec![PathBuf::from(ROOT)],
         discover: discover::Options {
-            include: Vec::new(),
-            exclude: Vec::new(),
             max_file_size: 8 * 1024 * 1024,
+            ..discover::Options::default()
         },
         version: None,
         limits: ParseLimits::default(),
