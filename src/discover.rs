@@ -159,6 +159,11 @@ fn is_manifest_name(path: &Path) -> bool {
 
 /// A file inside a chart's `templates/` folder: Go templates, not manifests.
 fn is_helm_template(path: &Path) -> bool {
+    // Most paths have no `templates` component at all; walking the ancestors of every file
+    // costs more than this look at the bytes.
+    if memchr::memmem::find(path.as_os_str().as_encoded_bytes(), b"templates").is_none() {
+        return false;
+    }
     path.ancestors().skip(1).any(|dir| {
         dir.file_name().is_some_and(|n| n == "templates")
             && dir

@@ -208,6 +208,9 @@ impl ClusterRegistry {
 /// does not, `?`, `[a-z]`, `[!a]`, `{a,b}` and `\` escapes. A pattern that does not compile
 /// matches nothing, as there.
 pub fn glob_match(pattern: &str, text: &str, separator: Option<char>) -> bool {
+    if let Some(answer) = plain_match(pattern, text, separator) {
+        return answer;
+    }
     match parse(pattern, Dialect::Gobwas) {
         Some(alternatives) => alternatives
             .iter()
@@ -219,10 +222,25 @@ pub fn glob_match(pattern: &str, text: &str, separator: Option<char>) -> bool {
 /// Go's `filepath.Match`, which AppProject resource lists use for group, kind and name: `*`
 /// and `?` stop at `/`, classes negate with `^`; a malformed pattern matches nothing.
 pub fn path_match(pattern: &str, text: &str) -> bool {
+    if let Some(answer) = plain_match(pattern, text, Some('/')) {
+        return answer;
+    }
     match parse(pattern, Dialect::Filepath) {
         Some(alternatives) => alternatives.iter().any(|t| run(t, text, Some('/'))),
         None => false,
     }
+}
+
+/// The answer for the patterns most lists hold, a literal or a lone `*`, without compiling
+/// them: projects are checked for every Application and every kind it renders.
+fn plain_match(pattern: &str, text: &str, separator: Option<char>) -> Option<bool> {
+    if pattern == "*" {
+        return Some(separator.is_none_or(|s| !text.contains(s)));
+    }
+    if pattern.contains(['*', '?', '[', ']', '{', '}', '\\', '^']) {
+        return None;
+    }
+    Some(pattern == text)
 }
 
 #[derive(Clone, Copy, PartialEq)]
