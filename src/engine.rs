@@ -114,20 +114,80 @@ fn problem_finding(
 }
 
 fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
-    let read = match opts.overlay.get(&path) {
-        Some(text) => Ok(text.clone().into_bytes()),
-        None => read_capped(&path, opts.discover.max_file_size),
-    };
-    match read {
+    match read_file(&path, opts) {
         Ok(bytes) => process_bytes(id, path, bytes, opts.limits),
-        Err(reason) => FileResult {
-            source: SourceFile::new(path, String::new()),
-            docs: FileDocs::default(),
-            problems: Vec::new(),
-            redactions: Vec::new(),
-            skip: Some(reason),
-        },
+        Err(reason) => skipped(path, reason),
     }
+}
+
+fn read_file(path: &std::path::Path, opts: &Options) -> Result<Vec<u8>, SkipReason> {
+    match opts.overlay.get(path) {
+        Some(text) => Ok(text.clone().into_bytes()),
+        None => read_capped(path, opts.discover.max_file_size),
+    }
+}
+
+/// A file named but not parsed.
+fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
+    FileResult {
+        source: SourceFile::new(path, String::new()),
+        docs: FileDocs::default(),
+        problems: Vec::new(),
+        redactions: Vec::new(),
+        skip: Some(reason),
+    }
+}
+
+/// The files a `--context` run needs, each read once: kustomizations and files that may hold
+/// Argo CD objects are parsed on the first pass and their documents tell what else is needed;
+/// the other files needed (the changed ones, what the kustomizations include) are read after.
+fn load_in_context(files: Vec<PathBuf>, changed: &[PathBuf], opts: &Options) -> Vec<FileResult> {
+    enum First {
+        Parsed(Box<FileResult>),
+        Named,
+        Failed(SkipReason),
+    }
+    let first: Vec<First> = files
+        .par_iter()
+        .enumerate()
+        .map(|(i, path)| match read_file(path, opts) {
+            Ok(bytes) if crate::scope::needs_documents(path, &bytes) => First::Parsed(Box::new(
+                process_bytes(i as FileId, path.clone(), bytes, opts.limits),
+            )),
+            Ok(_) => First::Named,
+            Err(reason) => First::Failed(reason),
+        })
+        .collect();
+    let documents: Vec<Option<Vec<&yaml::Node>>> = first
+        .iter()
+        .map(|f| match f {
+            First::Parsed(r) => Some(
+                r.docs
+                    .objects
+                    .iter()
+                    .filter(|o| o.list_item.is_none())
+                    .map(|o| &o.root)
+                    .chain(r.docs.loose.iter().map(|d| &d.root))
+                    .collect(),
+            ),
+            _ => None,
+        })
+        .collect();
+    let want = crate::scope::wanted(&files, &documents, changed, &opts.paths);
+    drop(documents);
+    files
+        .into_par_iter()
+        .zip(first)
+        .zip(want)
+        .enumerate()
+        .map(|(i, ((path, first), want))| match (want, first) {
+            // Outside what the changed files need: kept as a name only.
+            (false, _) => skipped(path, SkipReason::OutOfScope),
+            (true, First::Parsed(r)) => *r,
+            (true, First::Failed(reason)) => skipped(path, reason),
+            (true, First::Named) => process_file(i as FileId, path, opts),
+        })
+        .collect()
 }
 
 fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits) -> FileResult {
@@ -311,33 +371,15 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let discovered = started.elapsed();
-    let wanted = opts.report_only.as_ref().map(|changed| {
-        crate::scope::wanted(
-            &found.files,
-            changed,
-            &opts.paths,
-            opts.limits,
-            opts.discover.max_file_size,
-        )
-    });
-    let results: Vec<FileResult> = found
-        .files
-        .into_par_iter()
-        .enumerate()
-        .map(|(i, path)| {
-            if wanted.as_ref().is_some_and(|w| !w[i]) {
-                // Outside what the changed files need: kept as a name only.
-                return FileResult {
-                    source: SourceFile::new(path, String::new()),
-                    docs: FileDocs::default(),
-                    problems: Vec::new(),
-                    redactions: Vec::new(),
-                    skip: Some(SkipReason::OutOfScope),
-                };
-            }
-            process_file(i as FileId, path, opts)
-        })
-        .collect();
+    let results: Vec<FileResult> = match &opts.report_only {
+        None => found
+            .files
+            .into_par_iter()
+            .enumerate()
+            .map(|(i, path)| process_file(i as FileId, path, opts))
+            .collect(),
+        Some(changed) => load_in_context(found.files, changed, opts),
+    };
 
     let mut summary = Summary {
         skipped: found.skipped,

@@ -6,7 +6,7 @@
 
 use crate::model::is_kustomization_file;
 use crate::render::normalize;
-use crate::yaml::{self, Node, ParseLimits};
+use crate::yaml::{self, Node};
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -65,7 +65,7 @@ fn root_of<'r>(roots: &'r [PathBuf], path: &Path) -> &'r Path {
         .map_or(Path::new(""), |r| r.as_path())
 }
 
-fn argo(root: &Path, docs: &[yaml::Document]) -> Seen {
+fn argo(root: &Path, docs: &[&Node]) -> Seen {
     let mut sources = Vec::new();
     let mut dir_globs = Vec::new();
     let mut file_globs = Vec::new();
@@ -94,12 +94,11 @@ fn argo(root: &Path, docs: &[yaml::Document]) -> Seen {
         }
     };
     for doc in docs {
-        match doc.root.str_at("kind") {
-            Some("Application") => add_sources(doc.root.get("spec")),
+        match doc.str_at("kind") {
+            Some("Application") => add_sources(doc.get("spec")),
             Some("ApplicationSet") => {
-                add_sources(doc.root.path(&["spec", "template", "spec"]));
-                let mut stack: Vec<&Node> =
-                    doc.root.path(&["spec", "generators"]).into_iter().collect();
+                add_sources(doc.path(&["spec", "template", "spec"]));
+                let mut stack: Vec<&Node> = doc.path(&["spec", "generators"]).into_iter().collect();
                 while let Some(n) = stack.pop() {
                     if let Some(git) = n.get("git") {
                         for (key, out) in
@@ -134,49 +133,45 @@ fn argo(root: &Path, docs: &[yaml::Document]) -> Seen {
     }
 }
 
+/// Whether the first look at a file needs its documents: a kustomization, for what it
+/// references, or a file that may hold Argo CD objects, for the directories they read. Every
+/// other file is only named.
+pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
+    is_kustomization_file(path)
+        || memchr::memmem::find(bytes, b"argoproj.io").is_some()
+        || memchr::memmem::find(bytes, b"argocd-").is_some()
+}
+
 /// Which of `files` to parse so that findings caused by `changed` are found as in a full run:
 /// the changed files; every Argo CD object; the kustomizations that include a changed file
 /// (and what they include), that hold Applications, or that a changed Application or
 /// ApplicationSet reads; and the plain directories an Application reads where they hold a
-/// changed file. Other kustomizations are not built.
+/// changed file. Other kustomizations are not built. `documents` holds, for each file that
+/// [`needs_documents`], the roots of its documents in order.
 pub fn wanted(
     files: &[PathBuf],
+    documents: &[Option<Vec<&Node>>],
     changed: &[PathBuf],
     roots: &[PathBuf],
-    limits: ParseLimits,
-    max_file_size: u64,
 ) -> Vec<bool> {
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
     let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
     let is_changed = |p: &Path| changed.iter().any(|c| p.starts_with(c));
-    // Every file is read once, in parallel: kustomizations for what they reference, Argo CD
-    // objects for the directories they read, everything else for a cheap text check.
-    let seen: Vec<Seen> = files
+    let seen: Vec<Seen> = paths
         .par_iter()
-        .zip(&paths)
-        .map(|(file, path)| {
-            let Ok(bytes) = crate::source::read_limited(file, max_file_size) else {
-                return Seen::Other;
-            };
-            let text = String::from_utf8_lossy(&bytes);
-            if is_kustomization_file(path) {
+        .zip(documents)
+        .map(|(path, docs)| match docs {
+            None => Seen::Other,
+            Some(docs) if is_kustomization_file(path) => {
                 let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                let parsed = yaml::parse(0, &text, limits);
-                let refs = parsed
-                    .documents
+                let refs = docs
                     .first()
-                    .map(|d| references(&dir, &d.root))
+                    .map(|root| references(&dir, root))
                     .unwrap_or_default();
                 Seen::Kustomization(dir, refs)
-            } else if text.contains("argoproj.io") || text.contains("argocd-") {
-                argo(
-                    root_of(&roots, path),
-                    &yaml::parse(0, &text, limits).documents,
-                )
-            } else {
-                Seen::Other
             }
+            Some(docs) => argo(root_of(&roots, path), docs),
         })
         .collect();
     let mut want = vec![false; files.len()];
