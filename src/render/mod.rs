@@ -163,15 +163,10 @@ impl<'a> Files<'a> {
             .map(|(i, p)| (p.clone(), i as FileId))
             .collect();
         let plain = paths.iter().all(|p| crate::paths::is_plain(p));
-        let order = if plain {
-            crate::paths::cmp_plain
-        } else {
-            |a: &Path, b: &Path| a.cmp(b)
-        };
         let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
         let parent = |i: FileId| paths[i as usize].parent().unwrap_or(Path::new(""));
         // Stable: files of one directory keep their order.
-        ids.sort_by(|a, b| order(parent(*a), parent(*b)));
+        ids.sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
         let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
         for i in ids {
             match by_dir.last_mut() {
@@ -228,31 +223,24 @@ impl<'a> Files<'a> {
             .take_while(|(d, _)| d.starts_with(dir))
             .flat_map(|(_, ids)| ids.iter().copied())
             .collect();
-        out.sort_by(|a, b| self.cmp(&self.paths[*a as usize], &self.paths[*b as usize]));
+        out.sort_by(|a, b| {
+            crate::paths::cmp_if(
+                self.plain,
+                &self.paths[*a as usize],
+                &self.paths[*b as usize],
+            )
+        });
         out
     }
 
     /// The directories from `dir` on, in path order: `dir` itself first if it holds files,
     /// then those below it.
     fn dirs_from(&self, dir: &Path) -> &[(PathBuf, Vec<FileId>)] {
-        let plain = crate::paths::is_plain(dir);
-        let at = self.by_dir.partition_point(|(d, _)| {
-            if plain {
-                self.cmp(d, dir)
-            } else {
-                d.as_path().cmp(dir)
-            }
-            .is_lt()
-        });
+        let plain = self.plain && crate::paths::is_plain(dir);
+        let at = self
+            .by_dir
+            .partition_point(|(d, _)| crate::paths::cmp_if(plain, d, dir).is_lt());
         &self.by_dir[at..]
-    }
-
-    fn cmp(&self, a: &Path, b: &Path) -> std::cmp::Ordering {
-        if self.plain {
-            crate::paths::cmp_plain(a, b)
-        } else {
-            a.cmp(b)
-        }
     }
 
     /// Directories (holding at least one linted file, or any directory on disk) below the root.
