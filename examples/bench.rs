@@ -401,6 +401,10 @@ fn floor(kind: &str, dir: &Path, threads: usize) {
     std::hint::black_box(total);
 }
 
+// The same allocator as the linter, so the floors are the linter's own parse and read.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage =
