@@ -158,7 +158,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .par_chunks(ROOTS_PER_BUILDER)
         .map(|chunk| {
             let mut kz = Kustomizer::new(&files);
-            let objects = chunk.iter().map(|dir| (*dir, kz.build(dir))).collect();
+            let objects = chunk.iter().map(|dir| (*dir, kz.build_root(dir))).collect();
             (objects, kz.finish())
         })
         .collect();

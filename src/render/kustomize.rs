@@ -156,7 +156,6 @@ impl<'f> Kustomizer<'f> {
         }
     }
 
-    /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
     /// What this builder learnt besides objects, to hand to another thread's builder.
     pub fn finish(self) -> Found {
         Found {
@@ -184,13 +183,20 @@ impl<'f> Kustomizer<'f> {
         self.ns_spans.extend(other.ns_spans);
     }
 
+    /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
     pub fn build(&mut self, dir: &Path) -> Vec<Object> {
-        let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
+        let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
-        add_hashes(&mut res);
-        fix_references(&mut res);
-        res.into_iter().map(|r| r.obj).collect()
+        settle(res)
+    }
+
+    /// [`Kustomizer::build`] for a root: a directory no kustomization includes, built once.
+    /// Nothing will ask this builder for its resources again, so they are neither cached nor
+    /// copied out of the cache: on a fleet of overlays that is one deep copy of every object
+    /// saved.
+    pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
+        self.compute(dir).map(settle).unwrap_or_default()
     }
 
     /// What an Application's `source.kustomize` makes of the kustomization in `dir`: Argo CD
@@ -216,9 +222,7 @@ impl<'f> Kustomizer<'f> {
         self.apply(dir, &layer, &mut res);
         fix_references(&mut res);
         self.stack.pop();
-        add_hashes(&mut res);
-        fix_references(&mut res);
-        res.into_iter().map(|r| r.obj).collect()
+        settle(res)
     }
 
     /// The resources of `dir` with its own generators and transformers applied, but before
@@ -227,6 +231,13 @@ impl<'f> Kustomizer<'f> {
         if let Some(done) = self.cache.get(dir) {
             return Some(done.clone());
         }
+        let res = Rc::new(self.compute(dir)?);
+        self.cache.insert(dir.to_path_buf(), res.clone());
+        Some(res)
+    }
+
+    /// [`Kustomizer::accumulate`] without the cache.
+    fn compute(&mut self, dir: &Path) -> Option<Vec<Res>> {
         let kfile = self.files.kustomization(dir)?;
         self.consumed.insert(kfile);
         let k = self.files.docs(kfile).objects.first()?.root.clone();
@@ -237,8 +248,6 @@ impl<'f> Kustomizer<'f> {
         // two overlays of one base each keep their own.
         fix_references(&mut res);
         self.stack.pop();
-        let res = Rc::new(res);
-        self.cache.insert(dir.to_path_buf(), res.clone());
         Some(res)
     }
 
@@ -1399,6 +1408,14 @@ fn set_images(node: &mut Node, image: &Node) {
     let Some(name) = image.str_at("name") else {
         return;
     };
+    let span = ["digest", "newTag", "newName"]
+        .iter()
+        .find_map(|k| image.get(k))
+        .map_or(image.span, |n| n.span);
+    retag_containers(node, name, image, span);
+}
+
+fn retag_containers(node: &mut Node, name: &str, image: &Node, span: Span) {
     match &mut node.value {
         Value::Map { entries, .. } => {
             for e in entries.iter_mut() {
@@ -1407,20 +1424,18 @@ fn set_images(node: &mut Node, image: &Node) {
                     for c in e.value.items_mut().into_iter().flatten() {
                         if let Some(current) = c.str_at("image") {
                             if let Some(new) = retag(current, name, image) {
-                                let span = ["digest", "newTag", "newName"]
-                                    .iter()
-                                    .find_map(|k| image.get(k))
-                                    .map_or(image.span, |n| n.span);
                                 c.set("image", Node::string(new, span), span);
                             }
                         }
                     }
                 } else {
-                    set_images(&mut e.value, image);
+                    retag_containers(&mut e.value, name, image, span);
                 }
             }
         }
-        Value::Seq { items, .. } => items.iter_mut().for_each(|i| set_images(i, image)),
+        Value::Seq { items, .. } => items
+            .iter_mut()
+            .for_each(|i| retag_containers(i, name, image, span)),
         Value::Scalar(_) => {}
     }
 }
@@ -1448,6 +1463,13 @@ fn retag(current: &str, name: &str, image: &Node) -> Option<String> {
         reference.to_string()
     };
     Some(format!("{new_name}{reference}"))
+}
+
+/// The end of a build: hash suffixes, then the references to renamed objects.
+fn settle(mut res: Vec<Res>) -> Vec<Object> {
+    add_hashes(&mut res);
+    fix_references(&mut res);
+    res.into_iter().map(|r| r.obj).collect()
 }
 
 /// Appends kustomize's content hash to generated names.
