@@ -14,7 +14,21 @@ pub enum Kind {
 }
 
 pub fn is_null(s: &Scalar) -> bool {
-    yaml11(s) == Kind::Null
+    // `yaml11(s) == Kind::Null` without the number checks: this runs on every lookup.
+    s.style == Style::Plain
+        && matches!(s.text.as_str(), "" | "~" | "null" | "Null" | "NULL")
+        && !s
+            .tag
+            .as_deref()
+            .is_some_and(|tag| tag.ends_with(":str") || tag == "!")
+}
+
+/// Whether `t` can be an integer or a float in either schema: they all start with a digit,
+/// a sign, a dot (`.5`, `.inf`) or, in YAML 1.1, an underscore. Most scalars are words.
+fn may_be_number(t: &str) -> bool {
+    t.bytes()
+        .next()
+        .is_some_and(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'_'))
 }
 
 /// The type `sigs.k8s.io/yaml` (YAML 1.1 resolution) gives the scalar.
@@ -22,7 +36,7 @@ pub fn yaml11(s: &Scalar) -> Kind {
     if s.style != Style::Plain {
         return Kind::Str;
     }
-    if let Some(tag) = &s.tag {
+    if let Some(tag) = s.tag.as_deref() {
         if tag.ends_with(":str") || tag == "!" {
             return Kind::Str;
         }
@@ -36,6 +50,7 @@ pub fn yaml11(s: &Scalar) -> Kind {
         "n" | "N" | "no" | "No" | "NO" | "false" | "False" | "FALSE" | "off" | "Off" | "OFF" => {
             Kind::Bool(false)
         }
+        _ if !may_be_number(t) => Kind::Str,
         _ if is_int11(t) => Kind::Int,
         _ if is_float11(t) => Kind::Float,
         _ => Kind::Str,
@@ -52,6 +67,7 @@ pub fn yaml12(s: &Scalar) -> Kind {
         "" | "~" | "null" | "Null" | "NULL" => Kind::Null,
         "true" | "True" | "TRUE" => Kind::Bool(true),
         "false" | "False" | "FALSE" => Kind::Bool(false),
+        _ if !may_be_number(t) => Kind::Str,
         _ if is_int12(t) => Kind::Int,
         _ if is_float12(t) => Kind::Float,
         _ => Kind::Str,
@@ -159,6 +175,50 @@ mod tests {
             text: t.into(),
             style: Style::Plain,
             tag: None,
+        }
+    }
+
+    #[test]
+    fn numbers_start_where_the_shortcut_expects() {
+        for t in [
+            "1", "-1", "+1", "0x1F", "0b101", "1_000", "_1.5", ".5", "1.", "1e3", "-.inf", ".NaN",
+            "3.14", "0o17",
+        ] {
+            let k11 = yaml11(&plain(t));
+            let k12 = yaml12(&plain(t));
+            assert!(
+                matches!(k11, Kind::Int | Kind::Float) || matches!(k12, Kind::Int | Kind::Float),
+                "{t}"
+            );
+        }
+        for t in ["a1", "v1.10", "e3", "x0", "inf", "nan", "é1", ":1"] {
+            assert_eq!(yaml11(&plain(t)), Kind::Str, "{t}");
+            assert_eq!(yaml12(&plain(t)), Kind::Str, "{t}");
+        }
+    }
+
+    #[test]
+    fn is_null_is_yaml11_null() {
+        for text in ["", "~", "null", "Null", "NULL", "nul", "none", "0", "false"] {
+            for style in [Style::Plain, Style::SingleQuoted, Style::DoubleQuoted] {
+                for tag in [
+                    None,
+                    Some("tag:yaml.org,2002:str"),
+                    Some("!"),
+                    Some("!!null"),
+                ] {
+                    let s = Scalar {
+                        text: text.into(),
+                        style,
+                        tag: tag.map(Into::into),
+                    };
+                    assert_eq!(
+                        is_null(&s),
+                        yaml11(&s) == Kind::Null,
+                        "{text:?} {style:?} {tag:?}"
+                    );
+                }
+            }
         }
     }
 
