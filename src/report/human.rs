@@ -4,7 +4,8 @@ use super::{plural, redacted_text, Reporter, Settings};
 use crate::engine::Outcome;
 use crate::finding::{Finding, Severity};
 use miette::{
-    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, NamedSource, SourceSpan,
+    Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
+    MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
 };
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
@@ -16,8 +17,70 @@ pub struct Human;
 
 struct Diag<'a> {
     finding: &'a Finding,
-    source: NamedSource<Arc<String>>,
+    source: NamedSource<Windowed>,
     help: Option<String>,
+}
+
+/// A file's text as miette reads it, but with the lines around a span found by looking back
+/// from the span: miette's own reader counts lines from the start of the file for every
+/// label, which on a large file with many findings costs more than the rest of the run.
+/// The result is the same: miette's reader runs on the text from a few lines above the span,
+/// and the line numbers are shifted by the lines cut off.
+struct Windowed(Arc<String>);
+
+impl SourceCode for Windowed {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let bytes = self.0.as_bytes();
+        let start = line_start_above(
+            bytes,
+            span.offset().min(bytes.len()),
+            context_lines_before + 2,
+        );
+        let (cut, rest) = bytes.split_at(start);
+        let local = SourceSpan::new((span.offset() - start).into(), span.len());
+        let inner = rest.read_span(&local, context_lines_before, context_lines_after)?;
+        let lines = count_lines(cut);
+        Ok(Box::new(MietteSpanContents::new(
+            inner.data(),
+            SourceSpan::new((inner.span().offset() + start).into(), inner.span().len()),
+            inner.line() + lines,
+            inner.column(),
+            inner.line_count() + lines,
+        )))
+    }
+}
+
+/// Whether the byte at `i` ends a line the way miette counts them: `\n`, `\r\n`, or a lone `\r`.
+fn ends_line(b: &[u8], i: usize) -> bool {
+    b[i] == b'\n' || (b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
+}
+
+/// The start of the line `lines` lines above the one holding `from` (0 if there are fewer).
+fn line_start_above(b: &[u8], from: usize, lines: usize) -> usize {
+    let mut seen = 0;
+    for i in (0..from).rev() {
+        if ends_line(b, i) {
+            if seen == lines {
+                return i + 1;
+            }
+            seen += 1;
+        }
+    }
+    0
+}
+
+/// Line ends in `b`, counted as miette counts them.
+fn count_lines(b: &[u8]) -> usize {
+    let lf = memchr::memchr_iter(b'\n', b).count();
+    let lone_cr = memchr::memchr_iter(b'\r', b)
+        .filter(|&i| b.get(i + 1) != Some(&b'\n'))
+        .count();
+    lf + lone_cr
 }
 
 impl fmt::Debug for Diag<'_> {
@@ -238,7 +301,7 @@ fn render_one(
     }
     let diag = Diag {
         finding: f,
-        source: NamedSource::new(path, text),
+        source: NamedSource::new(path, Windowed(text)),
         help,
     };
     let mut rendered = String::new();
@@ -261,4 +324,46 @@ fn add_line(help: &mut Option<String>, line: String) {
         Some(h) => format!("{h}\n{line}"),
         None => line,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windowed_reads_what_miette_reads() {
+        let texts = [
+            "a: 1\nb: 2\nc: 3\nd: 4\ne: 5\nf: 6\n",
+            "a\r\nbb\r\n\r\nccc\rdd\n\n\r\re\n",
+            "\n\n\nx",
+            "no newline at all",
+            "",
+        ];
+        for text in texts {
+            let ours = Windowed(Arc::new(text.to_string()));
+            let theirs = text.as_bytes();
+            // Spans never reach past the end of their file (miette's reader panics on those).
+            for offset in 0..=text.len() {
+                for len in 0..=(text.len() - offset).min(3) {
+                    for (before, after) in [(0, 0), (1, 1), (2, 2), (3, 0), (0, 3)] {
+                        let span = SourceSpan::new(offset.into(), len);
+                        let a = ours.read_span(&span, before, after);
+                        let b = theirs.read_span(&span, before, after);
+                        let what = format!("{text:?} at {offset}+{len}, {before}/{after}");
+                        match (a, b) {
+                            (Ok(a), Ok(b)) => {
+                                assert_eq!(a.data(), b.data(), "{what}");
+                                assert_eq!(a.span(), b.span(), "{what}");
+                                assert_eq!(a.line(), b.line(), "{what}");
+                                assert_eq!(a.column(), b.column(), "{what}");
+                                assert_eq!(a.line_count(), b.line_count(), "{what}");
+                            }
+                            (Err(_), Err(_)) => {}
+                            (a, b) => panic!("{what}: {:?} vs {:?}", a.is_ok(), b.is_ok()),
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
