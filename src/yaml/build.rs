@@ -271,7 +271,7 @@ impl Builder<'_> {
                             std::borrow::Cow::Owned(t) => t.into(),
                         },
                         style,
-                        tag: tag.map(|t| t.to_string()),
+                        tag: tag.map(|t| t.to_string().into_boxed_str()),
                     }),
                 };
                 self.push_node(node, 1, anchor)?;
@@ -306,9 +306,12 @@ impl Builder<'_> {
                         start: s,
                         flow,
                         anchor,
-                        items,
+                        mut items,
                         size,
                     } => {
+                        // Trees live until the end of the run: growth slack would be a
+                        // quarter of their memory.
+                        items.shrink_to_fit();
                         let stop = if flow {
                             end
                         } else {
@@ -331,7 +334,8 @@ impl Builder<'_> {
                         size,
                         ..
                     } => {
-                        let entries = self.finish_map(entries);
+                        let mut entries = self.finish_map(entries);
+                        entries.shrink_to_fit();
                         let stop = if flow {
                             end
                         } else {

@@ -60,8 +60,9 @@ pub struct Scalar {
     /// Short texts (most keys and values) are stored inline, without an allocation.
     pub text: compact_str::CompactString,
     pub style: Style,
-    /// An explicit tag such as `!!str`, as written after resolution of handles.
-    pub tag: Option<String>,
+    /// An explicit tag such as `!!str`, as written after resolution of handles. Boxed as
+    /// `str`: tags are rare, and every scalar of every tree carries this field.
+    pub tag: Option<Box<str>>,
 }
 
 #[derive(Clone, Debug)]
