@@ -67,6 +67,31 @@ pub fn normalize(path: &Path) -> PathBuf {
     by_components(path)
 }
 
+/// The bytes of a path, for the byte-level helpers below.
+pub fn as_bytes(p: &Path) -> &[u8] {
+    bytes(p)
+}
+
+/// `Path::starts_with` for paths out of [`normalize`], on bytes: a prefix that ends where a
+/// component ends.
+pub fn starts_with_normal(p: &[u8], prefix: &[u8]) -> bool {
+    prefix.is_empty()
+        || (p.starts_with(prefix)
+            && (p.len() == prefix.len() || p[prefix.len()] == b'/' || prefix.ends_with(b"/")))
+}
+
+/// `Path::parent` for paths out of [`normalize`], on bytes.
+pub fn parent_normal(p: &[u8]) -> Option<&[u8]> {
+    if p.is_empty() || p == b"/" {
+        return None;
+    }
+    Some(match memchr::memrchr(b'/', p) {
+        Some(0) => b"/",
+        Some(i) => &p[..i],
+        None => b"",
+    })
+}
+
 /// [`normalize`] the long way, one component at a time.
 fn by_components(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -139,6 +164,25 @@ mod tests {
         }
         for irregular in ["a/./b", "a//b", "a/b/", "./a", "../a", "a/..", "."] {
             assert!(!is_plain(Path::new(irregular)), "{irregular}");
+        }
+    }
+
+    #[test]
+    fn byte_prefix_and_parent_agree_with_path_on_normal_paths() {
+        let normal: Vec<PathBuf> = SAMPLES.iter().map(|s| normalize(Path::new(s))).collect();
+        for a in &normal {
+            assert_eq!(
+                parent_normal(bytes(a)),
+                a.parent().map(bytes),
+                "parent of {a:?}"
+            );
+            for b in &normal {
+                assert_eq!(
+                    starts_with_normal(bytes(a), bytes(b)),
+                    a.starts_with(b),
+                    "{a:?} starts with {b:?}"
+                );
+            }
         }
     }
 

@@ -154,10 +154,13 @@ pub fn wanted(
     changed: &[PathBuf],
     roots: &[PathBuf],
 ) -> Vec<bool> {
+    use crate::paths::{as_bytes as key, parent_normal, starts_with_normal};
+    // Every path here is normalized, so byte equality is path equality and the sets below are
+    // keyed by bytes: hashing a `Path` parses its components, for every lookup.
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
     let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
-    let is_changed = |p: &Path| changed.iter().any(|c| p.starts_with(c));
+    let is_changed = |p: &[u8]| changed.iter().any(|c| starts_with_normal(p, key(c)));
     let seen: Vec<Seen> = paths
         .par_iter()
         .zip(documents)
@@ -175,24 +178,30 @@ pub fn wanted(
         })
         .collect();
     let mut want = vec![false; files.len()];
-    // Kustomization directory → what it references.
-    let mut kustomizations: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    let mut argo_files: HashSet<&PathBuf> = HashSet::new();
-    let mut seeds: HashSet<PathBuf> = HashSet::new();
+    // Kustomization directory → what it references, and the reverse.
+    let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::new();
+    let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
+    let mut argo_files: HashSet<&[u8]> = HashSet::new();
+    let mut seeds: HashSet<&[u8]> = HashSet::new();
     // Plain directories to read whole: (dir, recurse).
-    let mut dirs: Vec<(PathBuf, bool)> = Vec::new();
+    let mut dirs: Vec<(&Path, bool)> = Vec::new();
     let mut file_globs = Vec::new();
     let mut dir_globs = Vec::new();
     for (i, (path, seen)) in paths.iter().zip(&seen).enumerate() {
-        if is_changed(path) {
+        let mine = is_changed(key(path));
+        if mine {
             want[i] = true;
         }
         match seen {
             Seen::Kustomization(dir, refs) => {
-                if is_changed(path) || is_changed(dir) || refs.iter().any(|r| is_changed(r)) {
-                    seeds.insert(dir.clone());
+                let d = key(dir);
+                if mine || is_changed(d) || refs.iter().any(|r| is_changed(key(r))) {
+                    seeds.insert(d);
                 }
-                kustomizations.insert(dir.clone(), refs.clone());
+                kustomizations.insert(d, refs);
+                for r in refs {
+                    included_by.entry(key(r)).or_default().push(d);
+                }
             }
             Seen::Argo {
                 sources,
@@ -200,17 +209,16 @@ pub fn wanted(
                 file_globs: fg,
             } => {
                 want[i] = true;
-                argo_files.insert(path);
+                argo_files.insert(key(path));
                 file_globs.extend(fg.iter().cloned());
-                let mine = is_changed(path);
                 for s in sources {
                     let holds_change = changed.iter().any(|c| {
                         c.starts_with(&s.dir)
                             && (s.recurse || c.parent() == Some(s.dir.as_path()) || *c == s.dir)
                     });
                     if mine || holds_change {
-                        seeds.insert(s.dir.clone());
-                        dirs.push((s.dir.clone(), s.recurse));
+                        seeds.insert(key(&s.dir));
+                        dirs.push((&s.dir, s.recurse));
                     }
                 }
                 if mine {
@@ -221,65 +229,68 @@ pub fn wanted(
         }
     }
     // Directories a changed ApplicationSet generates Applications for.
-    let mut matched: Vec<PathBuf> = Vec::new();
+    let mut matched: Vec<&Path> = Vec::new();
     if !dir_globs.is_empty() {
         let parents: HashSet<&Path> = paths.iter().filter_map(|p| p.parent()).collect();
-        matched = kustomizations
-            .keys()
-            .map(PathBuf::as_path)
+        matched = seen
+            .iter()
+            .filter_map(|s| match s {
+                Seen::Kustomization(dir, _) => Some(dir.as_path()),
+                _ => None,
+            })
             .chain(parents)
-            .filter(|d| dir_globs.iter().any(|m| m.is_match(d)))
-            .map(Path::to_path_buf)
+            .filter(|d| dir_globs.iter().any(|m: &globset::GlobMatcher| m.is_match(d)))
             .collect();
         matched.sort();
         matched.dedup();
     }
     for d in matched {
-        seeds.insert(d.clone());
+        seeds.insert(key(d));
         dirs.push((d, false));
     }
     // Kustomizations that list Argo CD objects: the app-of-apps containers.
     for (dir, refs) in &kustomizations {
-        if refs.iter().any(|r| argo_files.contains(r)) {
-            seeds.insert(dir.clone());
+        if refs.iter().any(|r| argo_files.contains(key(r))) {
+            seeds.insert(dir);
         }
     }
     // Those kustomizations, then those that include them (overlays), then what all of those
     // include (bases and components).
-    let mut related: HashSet<PathBuf> = seeds
+    let mut related: HashSet<&[u8]> = seeds
         .into_iter()
         .filter(|d| kustomizations.contains_key(d))
         .collect();
-    loop {
-        let before = related.len();
-        for (dir, refs) in &kustomizations {
-            if refs.iter().any(|r| related.contains(r)) {
-                related.insert(dir.clone());
-            }
-        }
-        if related.len() == before {
-            break;
-        }
-    }
-    let mut stack: Vec<PathBuf> = related.iter().cloned().collect();
+    let mut stack: Vec<&[u8]> = related.iter().copied().collect();
     while let Some(dir) = stack.pop() {
-        for r in kustomizations.get(&dir).into_iter().flatten() {
-            if kustomizations.contains_key(r) && related.insert(r.clone()) {
-                stack.push(r.clone());
+        for &up in included_by.get(dir).into_iter().flatten() {
+            if related.insert(up) {
+                stack.push(up);
             }
         }
     }
-    let inputs: HashSet<&PathBuf> = related
+    let mut stack: Vec<&[u8]> = related.iter().copied().collect();
+    while let Some(dir) = stack.pop() {
+        for r in kustomizations.get(dir).copied().unwrap_or_default() {
+            let r = key(r);
+            if kustomizations.contains_key(r) && related.insert(r) {
+                stack.push(r);
+            }
+        }
+    }
+    let inputs: HashSet<&[u8]> = related
         .iter()
-        .flat_map(|d| kustomizations.get(d).into_iter().flatten())
+        .flat_map(|d| kustomizations.get(d).copied().unwrap_or_default())
+        .map(|r| key(r))
         .collect();
     for (i, path) in paths.iter().enumerate() {
-        let in_related_dir = path.parent().is_some_and(|d| related.contains(d));
+        let p = key(path);
+        let parent = parent_normal(p);
+        let in_related_dir = parent.is_some_and(|d| related.contains(d));
         let in_read_dir = dirs.iter().any(|(d, recurse)| {
-            path.parent() == Some(d.as_path()) || (*recurse && path.starts_with(d))
+            parent == Some(key(d)) || (*recurse && starts_with_normal(p, key(d)))
         });
         let generator_input = file_globs.iter().any(|m| m.is_match(path));
-        if inputs.contains(path) || in_related_dir || in_read_dir || generator_input {
+        if inputs.contains(p) || in_related_dir || in_read_dir || generator_input {
             want[i] = true;
         }
     }
