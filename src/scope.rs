@@ -239,7 +239,11 @@ pub fn wanted(
                 _ => None,
             })
             .chain(parents)
-            .filter(|d| dir_globs.iter().any(|m: &globset::GlobMatcher| m.is_match(d)))
+            .filter(|d| {
+                dir_globs
+                    .iter()
+                    .any(|m: &globset::GlobMatcher| m.is_match(d))
+            })
             .collect();
         matched.sort();
         matched.dedup();

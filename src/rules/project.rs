@@ -601,23 +601,44 @@ pub fn kind_permitted<'n>(
     Ok(())
 }
 
-/// Kinds a CustomResourceDefinition in the graph declares cluster-scoped, by (group, kind).
-pub fn cluster_scoped_crds(g: &Graph) -> std::collections::HashSet<(String, String)> {
-    g.units
-        .iter()
-        .map(|u| &u.obj)
-        .filter(|o| o.is("apiextensions.k8s.io", "CustomResourceDefinition"))
-        .filter(|o| o.root.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster"))
-        .filter_map(|o| {
-            Some((
-                o.root.path(&["spec", "group"])?.as_str()?.to_string(),
-                o.root
-                    .path(&["spec", "names", "kind"])?
-                    .as_str()?
-                    .to_string(),
-            ))
-        })
-        .collect()
+/// Which objects are cluster-scoped: the built-in kinds, and the kinds a
+/// CustomResourceDefinition in the graph declares `scope: Cluster`.
+pub struct Scopes {
+    /// Cluster-scoped custom kinds → their groups. Keyed by kind so that a lookup for every
+    /// rendered object allocates nothing.
+    crds: HashMap<String, Vec<String>>,
+}
+
+impl Scopes {
+    pub fn collect(g: &Graph) -> Scopes {
+        let mut crds: HashMap<String, Vec<String>> = HashMap::new();
+        for o in g.units.iter().map(|u| &u.obj) {
+            if !o.is("apiextensions.k8s.io", "CustomResourceDefinition")
+                || o.root.path(&["spec", "scope"]).and_then(Node::as_str) != Some("Cluster")
+            {
+                continue;
+            }
+            let group = o.root.path(&["spec", "group"]).and_then(Node::as_str);
+            let kind = o
+                .root
+                .path(&["spec", "names", "kind"])
+                .and_then(Node::as_str);
+            if let (Some(group), Some(kind)) = (group, kind) {
+                crds.entry(kind.to_string())
+                    .or_default()
+                    .push(group.to_string());
+            }
+        }
+        Scopes { crds }
+    }
+
+    pub fn cluster_scoped(&self, o: &Object) -> bool {
+        crate::kinds::is_cluster_scoped(&o.kind)
+            || self
+                .crds
+                .get(o.kind.as_str())
+                .is_some_and(|groups| groups.iter().any(|g| g == o.group()))
+    }
 }
 
 /// The span of a key in a map, for labels that point at a list as a whole.

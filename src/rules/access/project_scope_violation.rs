@@ -1,10 +1,9 @@
-use crate::kinds::is_cluster_scoped;
 use crate::render::{app_sources, Graph};
 use crate::rules::app::Tri;
 use crate::rules::fleet::app_name;
 use crate::rules::project::{
-    cluster_scoped_crds, destination_permitted, key_span, kind_permitted, known, project_of,
-    source_permitted, Cluster, ClusterRegistry, Projects, Repos,
+    destination_permitted, key_span, kind_permitted, known, project_of, source_permitted, Cluster,
+    ClusterRegistry, Projects, Repos, Scopes,
 };
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::{Node, Span};
@@ -56,7 +55,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         return;
     }
     let registry = ClusterRegistry::collect(g);
-    let crds = cluster_scoped_crds(g);
+    let scopes = Scopes::collect(g);
     let mut made = Made::new();
     for a in 0..g.apps.len() {
         let obj = g.app_obj(a);
@@ -173,6 +172,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             });
         }
 
+        let mut namespaces = HashMap::new();
         for &u in &g.apps[a].rendered {
             if u == unit {
                 continue;
@@ -182,8 +182,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 continue;
             };
             let group = o.group();
-            let cluster_scoped =
-                is_cluster_scoped(&o.kind) || crds.contains(&(group.to_string(), o.kind.clone()));
+            let cluster_scoped = scopes.cluster_scoped(o);
             let oname = o.name.as_deref().unwrap_or("");
             if let Err((list, entry)) = kind_permitted(pspec, group, &o.kind, oname, cluster_scoped)
             {
@@ -228,7 +227,10 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             if cluster_scoped || ns.is_empty() || ns == dest_ns {
                 continue;
             }
-            let (ok, excluded, _) = destination_permitted(pspec, &registry, &cluster, ns);
+            // The objects of one app mostly share a namespace: each is judged once.
+            let (ok, excluded, _) = *namespaces
+                .entry(ns)
+                .or_insert_with(|| destination_permitted(pspec, &registry, &cluster, ns));
             if ok == Tri::No {
                 emit(out, &mut made, name.clone(), Report {
                     span: ns_obj.span,

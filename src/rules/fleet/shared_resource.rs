@@ -1,11 +1,10 @@
 use super::app_name;
-use crate::kinds::is_cluster_scoped;
 use crate::render::Graph;
-use crate::rules::project::{cluster_scoped_crds, known, Cluster, ClusterRegistry, Repos};
+use crate::rules::project::{known, Cluster, ClusterRegistry, Repos, Scopes};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Span;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::path::PathBuf;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 rule! {
     id: "shared-resource",
@@ -16,29 +15,31 @@ rule! {
 }
 
 /// An object as the cluster knows it: repository, cluster, group, kind, namespace, name.
-type Identity = (PathBuf, String, String, String, String, String);
+type Identity<'g> = (&'g Path, &'g str, &'g str, &'g str, &'g str, &'g str);
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     let mut repos = Repos::new(cx.sources);
     let registry = ClusterRegistry::collect(g);
-    let crds = cluster_scoped_crds(g);
-    let mut owners: BTreeMap<Identity, Vec<(usize, usize)>> = BTreeMap::new();
+    let scopes = Scopes::collect(g);
+    // Where each Application deploys: repository, cluster, destination namespace.
+    let mut places: Vec<Option<(PathBuf, String, &str)>> = Vec::with_capacity(g.apps.len());
     for a in 0..g.apps.len() {
         let obj = g.app_obj(a);
-        let Some(dest) = obj.root.path(&["spec", "destination"]) else {
+        let place = obj.root.path(&["spec", "destination"]).and_then(|dest| {
+            let cluster = Cluster::of_destination(dest, &registry)?;
+            let dest_ns = match dest.get("namespace") {
+                Some(n) if !n.is_null() => known(Some(n))?,
+                _ => "",
+            };
+            Some((repos.of(obj.file), cluster.key(), dest_ns))
+        });
+        places.push(place);
+    }
+    let mut owners: HashMap<Identity, Vec<(usize, usize)>> = HashMap::new();
+    for (a, place) in places.iter().enumerate() {
+        let Some((repo, cluster, dest_ns)) = place else {
             continue;
         };
-        let Some(cluster) = Cluster::of_destination(dest, &registry) else {
-            continue;
-        };
-        let dest_ns = match dest.get("namespace") {
-            Some(n) if !n.is_null() => match known(Some(n)) {
-                Some(ns) => ns,
-                None => continue,
-            },
-            _ => "",
-        };
-        let repo = repos.of(obj.file);
         let me = g.apps[a].unit;
         for &u in &g.apps[a].rendered {
             let o = &g.units[u].obj;
@@ -48,40 +49,31 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let Some(name) = known(o.root.path(&["metadata", "name"])) else {
                 continue;
             };
-            let group = o.group().to_string();
-            let cluster_scoped =
-                is_cluster_scoped(&o.kind) || crds.contains(&(group.clone(), o.kind.clone()));
-            let ns = if cluster_scoped {
-                String::new()
+            let ns = if scopes.cluster_scoped(o) {
+                ""
             } else {
                 match o.root.path(&["metadata", "namespace"]) {
                     Some(n) => match known(Some(n)) {
-                        Some(ns) => ns.to_string(),
+                        Some(ns) => ns,
                         None => continue,
                     },
-                    None => dest_ns.to_string(),
+                    None => dest_ns,
                 }
             };
             owners
-                .entry((
-                    repo.clone(),
-                    cluster.key(),
-                    group,
-                    o.kind.clone(),
-                    ns,
-                    name.to_string(),
-                ))
+                .entry((repo, cluster, o.group(), &o.kind, ns, name))
                 .or_default()
                 .push((a, u));
         }
     }
+    // Only objects with more than one owner matter; they are reported in identity order.
+    let mut shared: Vec<(Identity, Vec<(usize, usize)>)> = owners
+        .into_iter()
+        .filter(|(_, renders)| renders.iter().any(|&(a, _)| a != renders[0].0))
+        .collect();
+    shared.sort_by(|x, y| x.0.cmp(&y.0));
     let mut seen = HashSet::new();
-    for ((_, _, _, _, ns, _), renders) in &owners {
-        let place = if ns.is_empty() {
-            "cluster".to_string()
-        } else {
-            format!("cluster and namespace (`{ns}`)")
-        };
+    for ((_, _, _, _, ns, _), renders) in &shared {
         let apps: BTreeSet<usize> = renders.iter().map(|&(a, _)| a).collect();
         if apps.len() < 2 {
             continue;
@@ -93,6 +85,11 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             continue;
         }
         let names: Vec<String> = names.into_iter().collect();
+        let place = if ns.is_empty() {
+            "cluster".to_string()
+        } else {
+            format!("cluster and namespace (`{ns}`)")
+        };
         let listed = match names.as_slice() {
             [a, b] => format!("`{a}` and `{b}`"),
             _ => names
