@@ -188,13 +188,31 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         standalone.insert(id, units);
     }
 
+    // The ApplicationSets the files and kustomizations hold are expanded up front, in
+    // parallel; the loop below takes their results in unit order, so problems and units come
+    // out as if each had been expanded in its turn. (Those an expansion or an Application
+    // renders are expanded in the loop.)
+    let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = (0..g.units.len())
+        .into_par_iter()
+        .filter(|&u| g.units[u].lint && g.units[u].obj.is_argocd("ApplicationSet"))
+        .map(|u| {
+            let mut problems = Vec::new();
+            let generated = appset::expand(&g.units[u].obj, &files, &g.repo, &mut problems);
+            (u, (generated, problems))
+        })
+        .collect();
     let mut next = 0;
     while next < g.units.len() {
         let u = next;
         next += 1;
         let obj = &g.units[u].obj;
         if obj.is_argocd("ApplicationSet") && g.units[u].lint {
-            let generated = appset::expand(obj, &files, &g.repo, &mut g.problems);
+            let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| {
+                let mut problems = Vec::new();
+                let generated = appset::expand(obj, &files, &g.repo, &mut problems);
+                (generated, problems)
+            });
+            g.problems.extend(problems);
             let ids = push_units(&mut g, generated, false);
             for id in ids {
                 add_app(&mut g, id, Some(u));

@@ -479,7 +479,7 @@ impl<'f> Kustomizer<'f> {
                 .as_str()
                 .is_some_and(|s| s.contains('\n') || s.contains(": "));
             for patch in self.patch_docs(dir, item, inline) {
-                self.smp_by_identity(&patch, item.span, res);
+                self.smp_by_identity(patch, item.span, res);
             }
         }
         for item in k.get("patches").map(Node::items).unwrap_or(&[]) {
@@ -574,7 +574,7 @@ impl<'f> Kustomizer<'f> {
     }
 
     /// A strategic merge patch without a target applies to the object it names.
-    fn smp_by_identity(&mut self, patch: &Node, item: Span, res: &mut Vec<Res>) {
+    fn smp_by_identity(&mut self, mut patch: Node, item: Span, res: &mut Vec<Res>) {
         let kind = patch.str_at("kind");
         let name = patch.path(&["metadata", "name"]).and_then(Node::as_str);
         let ns = patch
@@ -601,13 +601,6 @@ impl<'f> Kustomizer<'f> {
             })
             .map(|(i, _)| i)
             .collect();
-        let mut patch = patch.clone();
-        if let Some(meta) = patch.get_mut("metadata") {
-            // The name identifies the target; it is not a value to merge.
-            meta.remove("name");
-            meta.remove("namespace");
-        }
-        let patch = &patch;
         if hits.is_empty() {
             self.problems.push(problem(
                 item,
@@ -616,7 +609,12 @@ impl<'f> Kustomizer<'f> {
             ));
             return;
         }
-        apply_smp(res, &hits, patch);
+        if let Some(meta) = patch.get_mut("metadata") {
+            // The name identifies the target; it is not a value to merge.
+            meta.remove("name");
+            meta.remove("namespace");
+        }
+        apply_smp(res, &hits, &patch);
     }
 
     fn patch(&mut self, dir: &Path, item: &Node, res: &mut Vec<Res>) {
@@ -650,7 +648,7 @@ impl<'f> Kustomizer<'f> {
                 continue;
             }
             let Some(target) = target else {
-                self.smp_by_identity(&doc, item.span, res);
+                self.smp_by_identity(doc, item.span, res);
                 continue;
             };
             let hits = match select(res, target) {

@@ -482,6 +482,16 @@ impl Builder<'_> {
         if entries.len() < 2 {
             return;
         }
+        // Most mappings are small and have no duplicate: comparing their keys pairwise says
+        // so without the sorted copy below.
+        if entries.len() <= 16 {
+            let key = |i: usize| entries[i].key.as_str();
+            let clash =
+                (1..entries.len()).any(|i| key(i).is_some() && (0..i).any(|j| key(j) == key(i)));
+            if !clash {
+                return;
+            }
+        }
         let mut keyed: Vec<(&str, usize)> = entries
             .iter()
             .enumerate()
