@@ -566,7 +566,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     }
     // A fix is only offered where `--fix` would make it: in a file that parsed cleanly, inside
     // the linted paths.
-    let linted: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
+    let linted = crate::fix::apply::Linted::new(&opts.paths);
     let mut editable: HashMap<FileId, bool> = HashMap::new();
     for f in &mut findings {
         if let Some(file) = f.fix.as_ref().map(crate::fix::Fix::file) {

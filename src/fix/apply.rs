@@ -200,28 +200,45 @@ pub fn atomic_write(
     })
 }
 
+/// Where fixes may write: the linted paths, as written and with symlinks resolved.
+pub struct Linted {
+    paths: Vec<PathBuf>,
+    real: Vec<PathBuf>,
+}
+
+impl Linted {
+    pub fn new(paths: &[PathBuf]) -> Linted {
+        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::render::normalize(p)).collect();
+        // Resolved once: every fixable file is compared with them.
+        let real = paths
+            .iter()
+            .filter_map(|root| {
+                let root = if root.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    root
+                };
+                root.canonicalize().ok()
+            })
+            .collect();
+        Linted { paths, real }
+    }
+}
+
 /// Whether a fix may edit `file`: parsed cleanly, and inside one of the linted paths.
-pub fn editable(sources: &SourceDb, clean: &[bool], linted: &[PathBuf], file: FileId) -> bool {
+pub fn editable(sources: &SourceDb, clean: &[bool], linted: &Linted, file: FileId) -> bool {
     if !clean.get(file as usize).copied().unwrap_or(false) {
         return false;
     }
     let path = crate::render::normalize(&sources.get(file).path);
-    if !linted.iter().any(|root| path.starts_with(root)) {
+    if !linted.paths.iter().any(|root| path.starts_with(root)) {
         return false;
     }
     // A symlinked directory inside the tree may lead out of it.
-    let real = |p: &Path| p.canonicalize().ok();
-    let Some(file) = real(&sources.get(file).path) else {
+    let Ok(file) = sources.get(file).path.canonicalize() else {
         return false;
     };
-    linted.iter().any(|root| {
-        let root = if root.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            root
-        };
-        real(root).is_some_and(|r| file.starts_with(r))
-    })
+    linted.real.iter().any(|r| file.starts_with(r))
 }
 
 #[cfg(test)]
