@@ -271,7 +271,7 @@ impl Builder<'_> {
                             std::borrow::Cow::Owned(t) => t.into(),
                         },
                         style,
-                        tag: tag.map(|t| t.to_string().into_boxed_str()),
+                        tag: tag.map(|t| super::Tag::new(&t.to_string())),
                     }),
                 };
                 self.push_node(node, 1, anchor)?;

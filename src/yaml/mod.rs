@@ -60,9 +60,24 @@ pub struct Scalar {
     /// Short texts (most keys and values) are stored inline, without an allocation.
     pub text: compact_str::CompactString,
     pub style: Style,
-    /// An explicit tag such as `!!str`, as written after resolution of handles. Boxed as
-    /// `str`: tags are rare, and every scalar of every tree carries this field.
-    pub tag: Option<Box<str>>,
+    /// An explicit tag such as `!!str`, as written after resolution of handles. Behind one
+    /// thin pointer: tags are rare, and every scalar of every tree carries this field.
+    pub tag: Option<Box<Tag>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Tag(Box<str>);
+
+impl Tag {
+    pub fn new(text: &str) -> Box<Tag> {
+        Box::new(Tag(text.into()))
+    }
+}
+
+impl Scalar {
+    pub fn tag(&self) -> Option<&str> {
+        self.tag.as_deref().map(|t| &*t.0)
+    }
 }
 
 #[derive(Clone, Debug)]

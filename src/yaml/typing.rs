@@ -18,8 +18,7 @@ pub fn is_null(s: &Scalar) -> bool {
     s.style == Style::Plain
         && matches!(s.text.as_str(), "" | "~" | "null" | "Null" | "NULL")
         && !s
-            .tag
-            .as_deref()
+            .tag()
             .is_some_and(|tag| tag.ends_with(":str") || tag == "!")
 }
 
@@ -36,7 +35,7 @@ pub fn yaml11(s: &Scalar) -> Kind {
     if s.style != Style::Plain {
         return Kind::Str;
     }
-    if let Some(tag) = s.tag.as_deref() {
+    if let Some(tag) = s.tag() {
         if tag.ends_with(":str") || tag == "!" {
             return Kind::Str;
         }
@@ -210,7 +209,7 @@ mod tests {
                     let s = Scalar {
                         text: text.into(),
                         style,
-                        tag: tag.map(Into::into),
+                        tag: tag.map(crate::yaml::Tag::new),
                     };
                     assert_eq!(
                         is_null(&s),
