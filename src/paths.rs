@@ -5,7 +5,8 @@
 use std::cmp::Ordering;
 use std::path::{Component, Path, PathBuf};
 
-fn bytes(p: &Path) -> &[u8] {
+/// The bytes of a path, for the byte-level helpers here and keys elsewhere.
+pub fn bytes(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()
 }
 
@@ -65,11 +66,6 @@ pub fn normalize(path: &Path) -> PathBuf {
         return path.to_path_buf();
     }
     by_components(path)
-}
-
-/// The bytes of a path, for the byte-level helpers below.
-pub fn as_bytes(p: &Path) -> &[u8] {
-    bytes(p)
 }
 
 /// `Path::starts_with` for paths out of [`normalize`], on bytes: a prefix that ends where a

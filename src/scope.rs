@@ -154,7 +154,7 @@ pub fn wanted(
     changed: &[PathBuf],
     roots: &[PathBuf],
 ) -> Vec<bool> {
-    use crate::paths::{as_bytes as key, parent_normal, starts_with_normal};
+    use crate::paths::{bytes as key, parent_normal, starts_with_normal};
     // Every path here is normalized, so byte equality is path equality and the sets below are
     // keyed by bytes: hashing a `Path` parses its components, for every lookup.
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();

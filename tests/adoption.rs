@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json, root, run, run_in};
+use common::{found, json, root, run, run_in};
 use std::path::Path;
 use std::time::Duration;
 
@@ -22,22 +22,6 @@ fn lint(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value) {
     let out = run_in(dir, &args, LIMIT);
     assert_eq!(out.code, 0, "stderr: {}", out.stderr);
     (out.code, json(&out))
-}
-
-/// `(rule, file, line)` of every finding.
-fn found(report: &serde_json::Value) -> Vec<(String, String, u64)> {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap().to_string(),
-                f["file"].as_str().unwrap().to_string(),
-                f["start"]["line"].as_u64().unwrap(),
-            )
-        })
-        .collect()
 }
 
 fn has(report: &serde_json::Value, rule: &str, file: &str) -> bool {

@@ -132,6 +132,22 @@ pub fn json(run: &Run) -> serde_json::Value {
     serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("JSON output: {e}\n{}", run.stdout))
 }
 
+/// `(rule, file, line)` of every finding in a JSON report.
+pub fn found(report: &serde_json::Value) -> Vec<(String, String, u64)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                f["file"].as_str().unwrap().to_string(),
+                f["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 /// The JSON report of `gitops-lint PATH --no-config EXTRA...` run in `dir`, whatever it finds.
 pub fn lint_json(dir: &Path, path: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
