@@ -192,14 +192,14 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     // parallel; the loop below takes their results in unit order, so problems and units come
     // out as if each had been expanded in its turn. (Those an expansion or an Application
     // renders are expanded in the loop.)
+    let expand = |obj: &Object, repo: &Repo| {
+        let mut problems = Vec::new();
+        (appset::expand(obj, &files, repo, &mut problems), problems)
+    };
     let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = (0..g.units.len())
         .into_par_iter()
         .filter(|&u| g.units[u].lint && g.units[u].obj.is_argocd("ApplicationSet"))
-        .map(|u| {
-            let mut problems = Vec::new();
-            let generated = appset::expand(&g.units[u].obj, &files, &g.repo, &mut problems);
-            (u, (generated, problems))
-        })
+        .map(|u| (u, expand(&g.units[u].obj, &g.repo)))
         .collect();
     let mut next = 0;
     while next < g.units.len() {
@@ -207,11 +207,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         next += 1;
         let obj = &g.units[u].obj;
         if obj.is_argocd("ApplicationSet") && g.units[u].lint {
-            let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| {
-                let mut problems = Vec::new();
-                let generated = appset::expand(obj, &files, &g.repo, &mut problems);
-                (generated, problems)
-            });
+            let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| expand(obj, &g.repo));
             g.problems.extend(problems);
             let ids = push_units(&mut g, generated, false);
             for id in ids {

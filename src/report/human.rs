@@ -39,7 +39,7 @@ impl SourceCode for Windowed {
         let start = line_start_above(
             bytes,
             span.offset().min(bytes.len()),
-            context_lines_before + 2,
+            context_lines_before.saturating_add(2),
         );
         let (cut, rest) = bytes.split_at(start);
         let local = SourceSpan::new((span.offset() - start).into(), span.len());
