@@ -158,23 +158,27 @@ fn load_in_context(files: Vec<PathBuf>, changed: &[PathBuf], opts: &Options) -> 
             Err(reason) => First::Failed(reason),
         })
         .collect();
-    let documents: Vec<Option<Vec<&yaml::Node>>> = first
-        .iter()
-        .map(|f| match f {
-            First::Parsed(r) => Some(
-                r.docs
-                    .objects
-                    .iter()
-                    .filter(|o| o.list_item.is_none())
-                    .map(|o| &o.root)
-                    .chain(r.docs.loose.iter().map(|d| &d.root))
-                    .collect(),
-            ),
-            _ => None,
+    let seen: Vec<crate::scope::Seen> = files
+        .par_iter()
+        .zip(&first)
+        .map(|(path, f)| {
+            let docs: Option<Vec<&yaml::Node>> = match f {
+                First::Parsed(r) => Some(
+                    r.docs
+                        .objects
+                        .iter()
+                        .filter(|o| o.list_item.is_none())
+                        .map(|o| &o.root)
+                        .chain(r.docs.loose.iter().map(|d| &d.root))
+                        .collect(),
+                ),
+                _ => None,
+            };
+            crate::scope::first_look(path, docs.as_deref(), &opts.paths)
         })
         .collect();
-    let want = crate::scope::wanted(&files, &documents, changed, &opts.paths);
-    drop(documents);
+    let want = crate::scope::wanted(&files, &seen, changed);
+    drop(seen);
     files
         .into_par_iter()
         .zip(first)

@@ -7,7 +7,6 @@
 use crate::model::is_kustomization_file;
 use crate::render::normalize;
 use crate::yaml::{self, Node};
-use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -36,24 +35,37 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
     out
 }
 
-/// A directory an Application (or an ApplicationSet's git generator) reads, below its root.
-struct Source {
-    dir: PathBuf,
-    recurse: bool,
+/// A directory an Application (or an ApplicationSet's template) reads, below its root.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    pub dir: PathBuf,
+    pub recurse: bool,
 }
 
-/// What the first look at a file found.
-enum Seen {
+/// What the first look at a file found: all that choosing the files of a `--context` run
+/// needs to know about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// A kustomization: its directory and the paths it references.
     Kustomization(PathBuf, Vec<PathBuf>),
-    /// An Argo CD object (Application, ApplicationSet, AppProject, an `argocd-*` ConfigMap):
-    /// always parsed, as any of them may be a parent or hold repository-wide settings.
-    Argo {
-        sources: Vec<Source>,
-        /// ApplicationSet git generator patterns: directories, and files it reads.
-        dir_globs: Vec<globset::GlobMatcher>,
-        file_globs: Vec<globset::GlobMatcher>,
-    },
+    /// A file that mentions Argo CD.
+    Argo(Argo),
     Other,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Argo {
+    /// The local directories its Applications (and ApplicationSet templates) read.
+    pub sources: Vec<Source>,
+    /// ApplicationSet git generator patterns, below the root: directories, and files it reads.
+    pub dir_globs: Vec<String>,
+    pub file_globs: Vec<String>,
+    /// It holds Argo CD objects, not only a manifest that names Argo CD in an annotation.
+    pub objects: bool,
+    /// It is needed whatever changed: it holds an object whose reach paths cannot tell (an
+    /// ApplicationSet, an Application with a templated path) or settings that other objects
+    /// read (an AppProject, an `argocd-*` ConfigMap).
+    pub always: bool,
 }
 
 /// The root `path` lies in: the deepest of `roots`.
@@ -65,11 +77,9 @@ fn root_of<'r>(roots: &'r [PathBuf], path: &Path) -> &'r Path {
         .map_or(Path::new(""), |r| r.as_path())
 }
 
-fn argo(root: &Path, docs: &[&Node]) -> Seen {
-    let mut sources = Vec::new();
-    let mut dir_globs = Vec::new();
-    let mut file_globs = Vec::new();
-    let mut add_sources = |spec: Option<&Node>| {
+fn argo(root: &Path, docs: &[&Node]) -> Argo {
+    let mut seen = Argo::default();
+    let add_sources = |spec: Option<&Node>, out: &mut Argo| {
         let Some(spec) = spec else { return };
         let list: Vec<&Node> = match spec.get("sources").filter(|s| !s.items().is_empty()) {
             Some(l) => l.items().iter().collect(),
@@ -80,6 +90,7 @@ fn argo(root: &Path, docs: &[&Node]) -> Seen {
                 continue;
             };
             if path.contains("{{") {
+                out.always = true;
                 continue;
             }
             let recurse = src
@@ -87,30 +98,37 @@ fn argo(root: &Path, docs: &[&Node]) -> Seen {
                 .and_then(Node::as_scalar)
                 .and_then(yaml::typing::as_bool)
                 .unwrap_or(false);
-            sources.push(Source {
+            out.sources.push(Source {
                 dir: normalize(&root.join(path)),
                 recurse,
             });
         }
     };
     for doc in docs {
+        let argo_api = doc
+            .str_at("apiVersion")
+            .is_some_and(|v| v.starts_with("argoproj.io/"));
+        let argocd_named = doc
+            .path(&["metadata", "name"])
+            .and_then(Node::as_str)
+            .is_some_and(|n| n.starts_with("argocd-"));
+        seen.objects |= argo_api || argocd_named;
         match doc.str_at("kind") {
-            Some("Application") => add_sources(doc.get("spec")),
+            Some("Application") => add_sources(doc.get("spec"), &mut seen),
             Some("ApplicationSet") => {
-                add_sources(doc.path(&["spec", "template", "spec"]));
+                seen.always = true;
+                add_sources(doc.path(&["spec", "template", "spec"]), &mut seen);
                 let mut stack: Vec<&Node> = doc.path(&["spec", "generators"]).into_iter().collect();
                 while let Some(n) = stack.pop() {
                     if let Some(git) = n.get("git") {
-                        for (key, out) in
-                            [("directories", &mut dir_globs), ("files", &mut file_globs)]
-                        {
+                        for (key, out) in [
+                            ("directories", &mut seen.dir_globs),
+                            ("files", &mut seen.file_globs),
+                        ] {
                             for e in git.get(key).map(Node::items).unwrap_or(&[]) {
                                 let pattern = e.str_at("path").unwrap_or("");
                                 let full = normalize(&root.join(pattern));
-                                if let Some(m) = crate::render::glob(&full.to_string_lossy(), true)
-                                {
-                                    out.push(m);
-                                }
+                                out.push(full.to_string_lossy().into_owned());
                             }
                         }
                     }
@@ -123,14 +141,10 @@ fn argo(root: &Path, docs: &[&Node]) -> Seen {
                     }
                 }
             }
-            _ => {}
+            _ => seen.always |= argo_api || argocd_named,
         }
     }
-    Seen::Argo {
-        sources,
-        dir_globs,
-        file_globs,
-    }
+    seen
 }
 
 /// Whether the first look at a file needs its documents: a kustomization, for what it
@@ -142,56 +156,76 @@ pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
         || memchr::memmem::find(bytes, b"argocd-").is_some()
 }
 
+/// The first look at a file: `docs` holds the roots of its documents in order when it
+/// [`needs_documents`], and `None` otherwise.
+pub fn first_look(path: &Path, docs: Option<&[&Node]>, roots: &[PathBuf]) -> Seen {
+    match docs {
+        None => Seen::Other,
+        Some(docs) if is_kustomization_file(path) => {
+            let path = normalize(path);
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            let refs = docs
+                .first()
+                .map(|root| references(&dir, root))
+                .unwrap_or_default();
+            Seen::Kustomization(dir, refs)
+        }
+        Some(docs) => {
+            let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
+            Seen::Argo(argo(root_of(&roots, &normalize(path)), docs))
+        }
+    }
+}
+
+fn globs(patterns: &[String]) -> Vec<globset::GlobMatcher> {
+    patterns
+        .iter()
+        .filter_map(|p| crate::render::glob(p, true))
+        .collect()
+}
+
 /// Which of `files` to parse so that findings caused by `changed` are found as in a full run:
-/// the changed files; every Argo CD object; the kustomizations that include a changed file
-/// (and what they include), that hold Applications, or that a changed Application or
-/// ApplicationSet reads; and the plain directories an Application reads where they hold a
-/// changed file. Other kustomizations are not built. `documents` holds, for each file that
-/// [`needs_documents`], the roots of its documents in order.
-pub fn wanted(
-    files: &[PathBuf],
-    documents: &[Option<Vec<&Node>>],
-    changed: &[PathBuf],
-    roots: &[PathBuf],
-) -> Vec<bool> {
+/// the changed files; the kustomizations that include a changed file (and what they include),
+/// and those that list a needed Argo CD file; the plain directories an Application reads where
+/// they hold a changed file; and the Argo CD files that can matter. When a changed file holds
+/// Argo CD objects, that is all of them, as rules across Applications may then place a finding
+/// in it. Otherwise it is those [`Argo::always`] needed, and the Applications that render a
+/// needed file, their parents, and so on up. `seen` holds each file's [`first_look`].
+pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool> {
     use crate::paths::{bytes as key, parent_normal, starts_with_normal};
     // Every path here is normalized, so byte equality is path equality and the sets below are
     // keyed by bytes: hashing a `Path` parses its components, for every lookup.
     let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
-    let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
     let is_changed = |p: &[u8]| changed.iter().any(|c| starts_with_normal(p, key(c)));
-    let seen: Vec<Seen> = paths
-        .par_iter()
-        .zip(documents)
-        .map(|(path, docs)| match docs {
-            None => Seen::Other,
-            Some(docs) if is_kustomization_file(path) => {
-                let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                let refs = docs
-                    .first()
-                    .map(|root| references(&dir, root))
-                    .unwrap_or_default();
-                Seen::Kustomization(dir, refs)
-            }
-            Some(docs) => argo(root_of(&roots, path), docs),
+    let mine: Vec<bool> = paths.iter().map(|p| is_changed(key(p))).collect();
+    let holds_change = |s: &Source| {
+        changed.iter().any(|c| {
+            c.starts_with(&s.dir)
+                && (s.recurse || c.parent() == Some(s.dir.as_path()) || *c == s.dir)
+        })
+    };
+    let every_argo = seen
+        .iter()
+        .zip(&mine)
+        .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
+    let mut argo_wanted: Vec<bool> = seen
+        .iter()
+        .zip(&mine)
+        .map(|(s, &m)| match s {
+            Seen::Argo(a) => every_argo || a.always || m || a.sources.iter().any(holds_change),
+            _ => false,
         })
         .collect();
-    let mut want = vec![false; files.len()];
     // Kustomization directory → what it references, and the reverse.
     let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::new();
     let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
-    let mut argo_files: HashSet<&[u8]> = HashSet::new();
     let mut seeds: HashSet<&[u8]> = HashSet::new();
     // Plain directories to read whole: (dir, recurse).
     let mut dirs: Vec<(&Path, bool)> = Vec::new();
     let mut file_globs = Vec::new();
     let mut dir_globs = Vec::new();
-    for (i, (path, seen)) in paths.iter().zip(&seen).enumerate() {
-        let mine = is_changed(key(path));
-        if mine {
-            want[i] = true;
-        }
+    for (seen, &mine) in seen.iter().zip(&mine) {
         match seen {
             Seen::Kustomization(dir, refs) => {
                 let d = key(dir);
@@ -203,26 +237,16 @@ pub fn wanted(
                     included_by.entry(key(r)).or_default().push(d);
                 }
             }
-            Seen::Argo {
-                sources,
-                dir_globs: dg,
-                file_globs: fg,
-            } => {
-                want[i] = true;
-                argo_files.insert(key(path));
-                file_globs.extend(fg.iter().cloned());
-                for s in sources {
-                    let holds_change = changed.iter().any(|c| {
-                        c.starts_with(&s.dir)
-                            && (s.recurse || c.parent() == Some(s.dir.as_path()) || *c == s.dir)
-                    });
-                    if mine || holds_change {
+            Seen::Argo(a) => {
+                file_globs.extend(globs(&a.file_globs));
+                for s in &a.sources {
+                    if mine || holds_change(s) {
                         seeds.insert(key(&s.dir));
                         dirs.push((&s.dir, s.recurse));
                     }
                 }
                 if mine {
-                    dir_globs.extend(dg.iter().cloned());
+                    dir_globs.extend(globs(&a.dir_globs));
                 }
             }
             Seen::Other => {}
@@ -252,8 +276,74 @@ pub fn wanted(
         seeds.insert(key(d));
         dirs.push((d, false));
     }
-    // Kustomizations that list Argo CD objects: the app-of-apps containers.
-    for (dir, refs) in &kustomizations {
+    loop {
+        let want = wanted_with(
+            &paths,
+            &mine,
+            &argo_wanted,
+            &kustomizations,
+            &included_by,
+            &seeds,
+            &dirs,
+            &file_globs,
+        );
+        // The Applications that render a needed file are needed too: their rules and their
+        // parents see it. Each round adds a level of app-of-apps.
+        let mut parents: HashSet<&[u8]> = HashSet::new();
+        let mut ancestors: HashSet<&[u8]> = HashSet::new();
+        for (p, _) in paths.iter().zip(&want).filter(|(_, w)| **w) {
+            let mut up = parent_normal(key(p));
+            if let Some(d) = up {
+                parents.insert(d);
+            }
+            while let Some(d) = up {
+                if !ancestors.insert(d) {
+                    break;
+                }
+                up = parent_normal(d);
+            }
+        }
+        let mut grew = false;
+        for (s, w) in seen.iter().zip(argo_wanted.iter_mut()) {
+            if let (Seen::Argo(a), false) = (s, *w) {
+                let renders = |s: &Source| {
+                    let d = key(&s.dir);
+                    parents.contains(d) || (s.recurse && ancestors.contains(d))
+                };
+                if a.sources.iter().any(renders) {
+                    *w = true;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            return want;
+        }
+    }
+}
+
+/// One round of [`wanted`], with the Argo CD files chosen so far.
+#[allow(clippy::too_many_arguments)]
+fn wanted_with(
+    paths: &[PathBuf],
+    mine: &[bool],
+    argo_wanted: &[bool],
+    kustomizations: &HashMap<&[u8], &[PathBuf]>,
+    included_by: &HashMap<&[u8], Vec<&[u8]>>,
+    seeds: &HashSet<&[u8]>,
+    dirs: &[(&Path, bool)],
+    file_globs: &[globset::GlobMatcher],
+) -> Vec<bool> {
+    use crate::paths::{bytes as key, parent_normal, starts_with_normal};
+    let argo_files: HashSet<&[u8]> = paths
+        .iter()
+        .zip(argo_wanted)
+        .filter(|(_, w)| **w)
+        .map(|(p, _)| key(p))
+        .collect();
+    let mut seeds = seeds.clone();
+    // Kustomizations that list a needed Argo CD file: the app-of-apps containers.
+    for (dir, refs) in kustomizations {
         if refs.iter().any(|r| argo_files.contains(key(r))) {
             seeds.insert(dir);
         }
@@ -286,17 +376,18 @@ pub fn wanted(
         .flat_map(|d| kustomizations.get(d).copied().unwrap_or_default())
         .map(|r| key(r))
         .collect();
-    for (i, path) in paths.iter().enumerate() {
-        let p = key(path);
-        let parent = parent_normal(p);
-        let in_related_dir = parent.is_some_and(|d| related.contains(d));
-        let in_read_dir = dirs.iter().any(|(d, recurse)| {
-            parent == Some(key(d)) || (*recurse && starts_with_normal(p, key(d)))
-        });
-        let generator_input = file_globs.iter().any(|m| m.is_match(path));
-        if inputs.contains(p) || in_related_dir || in_read_dir || generator_input {
-            want[i] = true;
-        }
-    }
-    want
+    paths
+        .iter()
+        .zip(mine.iter().zip(argo_wanted))
+        .map(|(path, (&mine, &argo))| {
+            let p = key(path);
+            let parent = parent_normal(p);
+            let in_related_dir = parent.is_some_and(|d| related.contains(d));
+            let in_read_dir = dirs.iter().any(|(d, recurse)| {
+                parent == Some(key(d)) || (*recurse && starts_with_normal(p, key(d)))
+            });
+            let generator_input = file_globs.iter().any(|m| m.is_match(path));
+            mine || argo || inputs.contains(p) || in_related_dir || in_read_dir || generator_input
+        })
+        .collect()
 }
