@@ -487,6 +487,7 @@ fn lint_options(path: PathBuf) -> Options {
         baseline: None,
         report_only: None,
         overlay: Default::default(),
+        cache: None,
     }
 }
 

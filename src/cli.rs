@@ -148,6 +148,18 @@ pub struct LintArgs {
     /// not), read in context as with --context. Git data is read in-process.
     #[arg(long, value_name = "REF")]
     pub changed_since: Option<String>,
+    /// With --context or --changed-since: keep what the first look at each file found between
+    /// runs, in DIR or else in `$XDG_CACHE_HOME/gitops-lint` (`~/.cache/gitops-lint`), so that
+    /// a run reads only the files it needs. An entry holds while its file's size, inode and
+    /// times are unchanged. The linted tree is never written.
+    #[arg(
+        long,
+        value_name = "DIR",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = ""
+    )]
+    pub cache: Option<PathBuf>,
     /// With --baseline: remove the entries that no longer occur from the baseline file.
     #[arg(long, requires = "baseline")]
     pub prune_baseline: bool,
@@ -373,6 +385,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         baseline: None,
         report_only: None,
         overlay: Default::default(),
+        cache: None,
     }
 }
 
@@ -508,6 +521,10 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             .collect();
         opts.report_only = Some(changed);
         opts.paths = roots;
+        opts.cache = match &args.cache {
+            Some(dir) if dir.as_os_str().is_empty() => crate::cache::default_dir(),
+            other => other.clone(),
+        };
     }
     let baseline = match &args.baseline {
         Some(file) => Some(Baseline::read(file)?),

@@ -1,6 +1,7 @@
 //! Finds the files to lint: `.gitignore`-aware walk, include/exclude globs, size cap, and the
 //! Helm chart templates that are not manifests.
 
+use crate::cache::Stamp;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use std::path::{Path, PathBuf};
 
@@ -92,13 +93,15 @@ impl SkipReason {
 pub struct Discovered {
     /// Files to read, sorted by path.
     pub files: Vec<PathBuf>,
+    /// Each file's stamp, where the system gives one: what `--cache` checks entries against.
+    pub stamps: Vec<Option<Stamp>>,
     pub skipped: Vec<(PathBuf, SkipReason)>,
 }
 
 /// What the walk finds, with each file's size for the run's ceiling.
 #[derive(Debug, Default)]
 struct Found {
-    files: Vec<(PathBuf, u64)>,
+    files: Vec<(PathBuf, u64, Option<Stamp>)>,
     skipped: Vec<(PathBuf, SkipReason)>,
 }
 
@@ -140,6 +143,11 @@ impl Filter {
         rel.file_name().is_some_and(|n| set.0.is_match(n)) || set.1.is_match(rel)
     }
 
+    /// No include or exclude glob: every file is accepted, and its relative path is not needed.
+    fn accepts_all(&self) -> bool {
+        self.include.is_none() && self.exclude.0.is_empty() && self.exclude.1.is_empty()
+    }
+
     fn accepts(&self, rel: &Path) -> bool {
         if Filter::matches(&self.exclude, rel) {
             return false;
@@ -157,22 +165,44 @@ fn is_manifest_name(path: &Path) -> bool {
     ) || crate::model::is_kustomization_file(path)
 }
 
-/// A file inside a chart's `templates/` folder: Go templates, not manifests.
-fn is_helm_template(path: &Path) -> bool {
-    // Most paths have no `templates` component at all; walking the ancestors of every file
-    // costs more than this look at the bytes.
-    if memchr::memmem::find(path.as_os_str().as_encoded_bytes(), b"templates").is_none() {
-        return false;
+/// Which directories are Helm charts, each asked of the file system once per run: a chart
+/// holds many templates.
+#[derive(Default)]
+struct Charts(std::sync::Mutex<std::collections::HashMap<PathBuf, bool>>);
+
+impl Charts {
+    fn is_chart(&self, dir: &Path) -> bool {
+        let known = self.lock().get(dir).copied();
+        known.unwrap_or_else(|| {
+            let chart = dir.join("Chart.yaml").is_file();
+            self.lock().insert(dir.to_path_buf(), chart);
+            chart
+        })
     }
-    path.ancestors().skip(1).any(|dir| {
-        dir.file_name().is_some_and(|n| n == "templates")
-            && dir
-                .parent()
-                .is_some_and(|chart| chart.join("Chart.yaml").is_file())
-    })
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<PathBuf, bool>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A file inside a chart's `templates/` folder: Go templates, not manifests.
+    fn holds_template(&self, path: &Path) -> bool {
+        // Most paths have no `templates` component at all; walking the ancestors of every file
+        // costs more than this look at the bytes.
+        if memchr::memmem::find(path.as_os_str().as_encoded_bytes(), b"templates").is_none() {
+            return false;
+        }
+        path.ancestors().skip(1).any(|dir| {
+            dir.file_name().is_some_and(|n| n == "templates")
+                && dir.parent().is_some_and(|chart| self.is_chart(chart))
+        })
+    }
 }
 
 fn clean(path: &Path) -> PathBuf {
+    // Only a path that starts with a dot can start with a `.` component.
+    if !crate::paths::bytes(path).starts_with(b".") {
+        return path.to_path_buf();
+    }
     path.strip_prefix(".")
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| path.to_path_buf())
@@ -180,6 +210,7 @@ fn clean(path: &Path) -> PathBuf {
 
 pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String> {
     let filter = Filter::new(opts)?;
+    let charts = Charts::default();
     let mut out = Found::default();
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -193,7 +224,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         }
         if meta.is_file() {
             // A file named on the command line is linted whatever its name.
-            consider(&mut out, root.clone(), Some(meta.len()), opts);
+            consider(&mut out, root.clone(), Some(&meta), &charts, opts);
             continue;
         }
         let walker = ignore::WalkBuilder::new(root)
@@ -213,9 +244,10 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         walker.run(|| {
             let found = &found;
             let filter = &filter;
+            let charts = &charts;
             Box::new(move |entry| {
                 let mut local = Found::default();
-                visit(entry, root, filter, opts, &mut local);
+                visit(entry, root, filter, charts, opts, &mut local);
                 if !local.files.is_empty() || !local.skipped.is_empty() {
                     let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
                     all.files.append(&mut local.files);
@@ -228,16 +260,17 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         out.files.append(&mut found.files);
         out.skipped.append(&mut found.skipped);
     }
-    crate::paths::sort_by_path(&mut out.files, |(p, _)| p);
-    out.files.dedup();
+    crate::paths::sort_by_path(&mut out.files, |(p, _, _)| p);
+    out.files.dedup_by(|a, b| a.0 == b.0);
     // The ceiling is applied in path order, so which files fall past it does not depend on
     // the walk's threads.
     let mut kept = Discovered::default();
     let mut total: u64 = 0;
-    for (path, size) in out.files {
+    for (path, size, stamp) in out.files {
         total = total.saturating_add(size);
         if kept.files.len() < opts.max_files && total <= opts.max_total_bytes {
             kept.files.push(path);
+            kept.stamps.push(stamp);
         } else {
             let reason = SkipReason::RunLimit {
                 files: opts.max_files,
@@ -247,7 +280,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         }
     }
     kept.skipped = out.skipped;
-    kept.skipped.sort();
+    crate::paths::sort_by_path_then(&mut kept.skipped, |(p, _)| p);
     kept.skipped.dedup();
     Ok(kept)
 }
@@ -257,6 +290,7 @@ fn visit(
     entry: Result<ignore::DirEntry, ignore::Error>,
     root: &Path,
     filter: &Filter,
+    charts: &Charts,
     opts: &Options,
     out: &mut Found,
 ) {
@@ -276,8 +310,7 @@ fn visit(
     if ft.is_dir() || !is_manifest_name(path) {
         return;
     }
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    if !filter.accepts(rel) {
+    if !filter.accepts_all() && !filter.accepts(path.strip_prefix(root).unwrap_or(path)) {
         return;
     }
     if !ft.is_file() {
@@ -287,8 +320,13 @@ fn visit(
         }
         return;
     }
-    let size = entry.metadata().ok().map(|m| m.len());
-    consider(out, path.to_path_buf(), size, opts);
+    consider(
+        out,
+        path.to_path_buf(),
+        entry.metadata().ok().as_ref(),
+        charts,
+        opts,
+    );
 }
 
 /// The path an error of the walk is about, however deep the walk wrapped it.
@@ -303,9 +341,16 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
-fn consider(out: &mut Found, path: PathBuf, size: Option<u64>, opts: &Options) {
+fn consider(
+    out: &mut Found,
+    path: PathBuf,
+    meta: Option<&std::fs::Metadata>,
+    charts: &Charts,
+    opts: &Options,
+) {
     let path = clean(&path);
-    if is_helm_template(&path) {
+    let size = meta.map(|m| m.len());
+    if charts.holds_template(&path) {
         out.skipped.push((path, SkipReason::HelmTemplate));
     } else if let Some(size) = size.filter(|s| *s > opts.max_file_size) {
         out.skipped.push((
@@ -316,6 +361,7 @@ fn consider(out: &mut Found, path: PathBuf, size: Option<u64>, opts: &Options) {
             },
         ));
     } else {
-        out.files.push((path, size.unwrap_or(0)));
+        out.files
+            .push((path, size.unwrap_or(0), meta.and_then(Stamp::of)));
     }
 }

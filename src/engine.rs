@@ -2,6 +2,7 @@
 //! findings. Reporting is left to the caller.
 
 use crate::baseline::Baseline;
+use crate::cache::{Cache, Stamp};
 use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
@@ -9,6 +10,7 @@ use crate::finding::{Finding, ObjectRef, Severity};
 use crate::model::{self, Object};
 use crate::render::{self, repo, FileDocs, Graph, Note};
 use crate::rules::{Check, Cx, Sink, Version, RULES};
+use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;
 use crate::yaml::{self, FileId, ParseLimits, ProblemKind, Span};
@@ -37,6 +39,8 @@ pub struct Options {
     pub report_only: Option<Vec<PathBuf>>,
     /// Texts to read instead of the files on disk (the state of the tree while `--fix` works).
     pub overlay: Arc<HashMap<PathBuf, String>>,
+    /// Where `--context` runs keep what the first look at each file found (`--cache`).
+    pub cache: Option<PathBuf>,
 }
 
 #[derive(Debug, Default)]
@@ -141,42 +145,77 @@ fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
 /// The files a `--context` run needs, each read once: kustomizations and files that may hold
 /// Argo CD objects are parsed on the first pass and their documents tell what else is needed;
 /// the other files needed (the changed ones, what the kustomizations include) are read after.
-fn load_in_context(files: Vec<PathBuf>, changed: &[PathBuf], opts: &Options) -> Vec<FileResult> {
+/// With a cache, a file whose first look is cached is not read on the first pass at all.
+fn load_in_context(
+    files: Vec<PathBuf>,
+    stamps: Vec<Option<Stamp>>,
+    changed: &[PathBuf],
+    opts: &Options,
+) -> Vec<FileResult> {
     enum First {
         Parsed(Box<FileResult>),
         Named,
+        Cached,
         Failed(SkipReason),
     }
-    let first: Vec<First> = files
+    let cache = opts
+        .cache
+        .as_deref()
+        .map(|dir| Cache::open(dir, &opts.paths, &opts.limits));
+    let looked: Vec<(First, Option<Seen>)> = files
         .par_iter()
+        .zip(&stamps)
         .enumerate()
-        .map(|(i, path)| match read_file(path, opts) {
-            Ok(bytes) if crate::scope::needs_documents(path, &bytes) => First::Parsed(Box::new(
-                process_bytes(i as FileId, path.clone(), bytes, opts.limits),
-            )),
-            Ok(_) => First::Named,
-            Err(reason) => First::Failed(reason),
-        })
-        .collect();
-    let seen: Vec<crate::scope::Seen> = files
-        .par_iter()
-        .zip(&first)
-        .map(|(path, f)| {
-            let docs: Option<Vec<&yaml::Node>> = match f {
-                First::Parsed(r) => Some(
-                    r.docs
+        .map(|(i, (path, stamp))| {
+            let cached = cache
+                .as_ref()
+                .filter(|_| !opts.overlay.contains_key(path))
+                .and_then(|c| c.get(path, *stamp));
+            if let Some(seen) = cached {
+                return (First::Cached, Some(seen.clone()));
+            }
+            match read_file(path, opts) {
+                Ok(bytes) if crate::scope::needs_documents(path, &bytes) => {
+                    let r = process_bytes(i as FileId, path.clone(), bytes, opts.limits);
+                    let docs: Vec<&yaml::Node> = r
+                        .docs
                         .objects
                         .iter()
                         .filter(|o| o.list_item.is_none())
                         .map(|o| &o.root)
                         .chain(r.docs.loose.iter().map(|d| &d.root))
-                        .collect(),
-                ),
-                _ => None,
-            };
-            crate::scope::first_look(path, docs.as_deref(), &opts.paths)
+                        .collect();
+                    let seen = crate::scope::first_look(path, Some(&docs), &opts.paths);
+                    (First::Parsed(Box::new(r)), Some(seen))
+                }
+                Ok(_) => (First::Named, Some(Seen::Other)),
+                Err(reason) => (First::Failed(reason), None),
+            }
         })
         .collect();
+    if let Some(cache) = &cache {
+        cache.save(
+            files
+                .iter()
+                .zip(&stamps)
+                .zip(&looked)
+                .filter(|(_, (_, seen))| seen.is_some())
+                .filter(|((path, _), _)| !opts.overlay.contains_key(*path))
+                .map(|((path, stamp), (first, seen))| {
+                    let hit = matches!(first, First::Cached);
+                    (
+                        path.as_path(),
+                        *stamp,
+                        seen.as_ref().unwrap_or(&Seen::Other),
+                        hit,
+                    )
+                }),
+        );
+    }
+    let (first, seen): (Vec<First>, Vec<Seen>) = looked
+        .into_iter()
+        .map(|(f, s)| (f, s.unwrap_or(Seen::Other)))
+        .unzip();
     let want = crate::scope::wanted(&files, &seen, changed);
     drop(seen);
     files
@@ -189,7 +228,7 @@ fn load_in_context(files: Vec<PathBuf>, changed: &[PathBuf], opts: &Options) -> 
             (false, _) => skipped(path, SkipReason::OutOfScope),
             (true, First::Parsed(r)) => *r,
             (true, First::Failed(reason)) => skipped(path, reason),
-            (true, First::Named) => process_file(i as FileId, path, opts),
+            (true, First::Named | First::Cached) => process_file(i as FileId, path, opts),
         })
         .collect()
 }
@@ -382,7 +421,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
             .enumerate()
             .map(|(i, path)| process_file(i as FileId, path, opts))
             .collect(),
-        Some(changed) => load_in_context(found.files, changed, opts),
+        Some(changed) => load_in_context(found.files, found.stamps, changed, opts),
     };
 
     let mut summary = Summary {
@@ -446,7 +485,7 @@ fn assemble(
     for obj in docs.iter().flat_map(|d| &d.objects) {
         *summary.objects_by_kind.entry(obj.kind.clone()).or_default() += 1;
     }
-    summary.skipped.sort();
+    crate::paths::sort_by_path_then(&mut summary.skipped, |(p, _)| p);
 
     let mut urls: Vec<String> = urls.iter().map(|u| repo::normalize_url(u)).collect();
     urls.sort();

@@ -5,6 +5,7 @@
 //! graph) → [`rules`] → [`report`].
 
 pub mod baseline;
+pub mod cache;
 pub mod changed;
 pub mod cli;
 pub mod config;

@@ -10,6 +10,19 @@ pub fn bytes(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()
 }
 
+/// The path whose [`bytes`] are `b`, for keys read back from storage.
+pub fn from_bytes(b: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(b).into_owned())
+    }
+}
+
 /// Whether the byte order of [`cmp_plain`] agrees with `Path`'s component order for `p`: true
 /// unless a component is `.` or `..` or empty (a doubled or trailing separator).
 pub fn is_plain(p: &Path) -> bool {
@@ -26,8 +39,13 @@ pub fn cmp_plain(a: &Path, b: &Path) -> Ordering {
     let (x, y) = (bytes(a), bytes(b));
     let n = x.len().min(y.len());
     let rank = |c: u8| if c == b'/' { 0 } else { c as u16 + 1 };
-    match x[..n].iter().zip(&y[..n]).position(|(p, q)| p != q) {
-        Some(i) => rank(x[i]).cmp(&rank(y[i])),
+    // Paths in one repository share long prefixes: skip them a word at a time.
+    let mut i = 0;
+    while i + 8 <= n && x[i..i + 8] == y[i..i + 8] {
+        i += 8;
+    }
+    match x[i..n].iter().zip(&y[i..n]).position(|(p, q)| p != q) {
+        Some(j) => rank(x[i + j]).cmp(&rank(y[i + j])),
         None => x.len().cmp(&y.len()),
     }
 }
@@ -46,6 +64,13 @@ pub fn cmp_if(plain: bool, a: &Path, b: &Path) -> Ordering {
 pub fn sort_by_path<T>(items: &mut [T], path: impl Fn(&T) -> &Path) {
     let plain = items.iter().all(|i| is_plain(path(i)));
     items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)));
+}
+
+/// Sorts items in their own order where that order starts with a path ([`sort_by_path`]'s
+/// comparison first, the items' own to break ties): for `(PathBuf, reason)` lists.
+pub fn sort_by_path_then<T: Ord>(items: &mut [T], path: impl Fn(&T) -> &Path) {
+    let plain = items.iter().all(|i| is_plain(path(i)));
+    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| a.cmp(b)));
 }
 
 /// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
@@ -143,6 +168,19 @@ mod tests {
         "a/b/.x",
         "..a/b",
         "a/..b",
+        // Longer than a word, sharing prefixes of every length around it.
+        "services/svc-0001",
+        "services/svc-0001/base",
+        "services/svc-0001/base/x.yaml",
+        "services/svc-0001-x/a",
+        "services/svc-00010/a",
+        "services/svc-0001.x/a",
+        "services/svc-0001/overlays/prod/kustomization.yaml",
+        "services/svc-0001/overlays/prod-eu/kustomization.yaml",
+        "services/svc-0001/overlays/prod/kustomization.yml",
+        "services/svc-0002",
+        "servicesX/svc-0001",
+        "service/svc-0001",
     ];
 
     #[test]

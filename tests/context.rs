@@ -103,3 +103,48 @@ fn context_runs_report_what_full_runs_report_about_the_file() {
     assert!(checked > 200, "only {checked} files checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// With `--cache`, a context run reports exactly what it reports without: on a cold cache, on a
+/// warm one, and right after an edit that makes another Application render the changed file
+/// (an entry that outlived its file would leave that Application out).
+#[test]
+fn cached_context_runs_report_what_uncached_runs_report() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("repo");
+    common::copy_tree(&common::root().join("fixtures/fleet-repo"), &repo);
+    let cache = work.path().join("cache");
+    let flag = format!("--cache={}", cache.display());
+    let changed = "services/worker/overlays/prod/kustomization.yaml";
+    // Only files left alone for a few seconds are stored.
+    std::thread::sleep(Duration::from_millis(3200));
+    let plain = lint(&repo, &["--context", changed]);
+    assert!(
+        !plain.is_empty(),
+        "the fixture should have findings in {changed}"
+    );
+    assert_eq!(lint(&repo, &[&flag, "--context", changed]), plain, "cold");
+    let stored: Vec<_> = std::fs::read_dir(&cache).unwrap().collect();
+    assert_eq!(stored.len(), 1, "one cache file per repository and build");
+    assert_eq!(lint(&repo, &[&flag, "--context", changed]), plain, "warm");
+
+    let app = repo.join("apps/prod/web.yaml");
+    let text = std::fs::read_to_string(&app).unwrap();
+    let edited = text.replace(
+        "path: services/web/overlays/prod",
+        "path: services/worker/overlays/prod",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&app, edited).unwrap();
+    let after = lint(&repo, &["--context", changed]);
+    assert_ne!(after, plain, "the edit should change what is reported");
+    assert_eq!(
+        lint(&repo, &[&flag, "--context", changed]),
+        after,
+        "after the edit"
+    );
+    assert_eq!(
+        lint(&repo, &[&flag, "--context", changed]),
+        after,
+        "warm again"
+    );
+}

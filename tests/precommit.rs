@@ -131,7 +131,7 @@ fn the_hook_manifest_and_the_readme_snippet() {
         .find(|h| h.str_at("id") == Some("gitops-lint"))
         .expect("a gitops-lint hook");
     assert_eq!(hook.str_at("language"), Some("rust"));
-    assert_eq!(hook.str_at("entry"), Some("gitops-lint --context"));
+    assert_eq!(hook.str_at("entry"), Some("gitops-lint --context --cache"));
     assert_eq!(hook.str_at("pass_filenames"), Some("true"));
     // The fixing variant runs the same files through --fix.
     let fixing = hooks
@@ -139,7 +139,10 @@ fn the_hook_manifest_and_the_readme_snippet() {
         .iter()
         .find(|h| h.str_at("id") == Some("gitops-lint-fix"))
         .expect("a gitops-lint-fix hook");
-    assert_eq!(fixing.str_at("entry"), Some("gitops-lint --context --fix"));
+    assert_eq!(
+        fixing.str_at("entry"),
+        Some("gitops-lint --context --cache --fix")
+    );
     assert_eq!(fixing.str_at("files"), hook.str_at("files"));
     // The files the linter reads as manifests, and no others.
     let files = regex::Regex::new(hook.str_at("files").expect("files")).unwrap();
@@ -249,8 +252,11 @@ fn the_hook_refuses_a_bad_commit_and_lets_the_fix_through() {
 
     let home = tmp.path().join("pre-commit-home");
     let target = root().join("target").join("pre-commit-hook");
-    let envs: [(&str, &OsStr); 3] = [
+    let cache = tmp.path().join("cache");
+    let envs: [(&str, &OsStr); 4] = [
         ("PRE_COMMIT_HOME", home.as_os_str()),
+        // The hook keeps its cache there rather than in the user's home.
+        ("XDG_CACHE_HOME", cache.as_os_str()),
         // `cargo install` builds in a temporary directory unless this is set.
         ("CARGO_TARGET_DIR", target.as_os_str()),
         ("GIT_CONFIG_GLOBAL", global.as_os_str()),

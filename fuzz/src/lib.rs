@@ -85,6 +85,7 @@ pub fn options() -> Options {
         baseline: None,
         report_only: None,
         overlay: Default::default(),
+        cache: None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::{Files, Problem, ProblemKind};
 use crate::model::Object;
 use crate::yaml::{self, typing, Node, ParseLimits, Value};
 use serde_json::{Map, Value as J};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// More generated Applications than this from one ApplicationSet are not analysed.
@@ -372,20 +372,7 @@ impl Cx<'_, '_> {
                 .to_string_lossy()
                 .replace('\\', "/")
         };
-        // Every directory that holds a linted file, and their parents. Sibling directories
-        // share their parents: the walk up stops at the first one already seen.
-        let mut seen: HashSet<&Path> = HashSet::new();
-        let mut dirs: BTreeSet<String> = BTreeSet::new();
-        for d in files.dirs() {
-            if d.starts_with(&root) {
-                for a in d.ancestors() {
-                    if !a.starts_with(&root) || a == root || !seen.insert(a) {
-                        break;
-                    }
-                    dirs.insert(rel(a));
-                }
-            }
-        }
+        let dirs = files.dirs_below(&root);
         let mut sets = Vec::new();
         if let Some(entries) = git.get("directories") {
             let mut include = Vec::new();
@@ -412,7 +399,7 @@ impl Cx<'_, '_> {
                     include.push(m);
                 }
             }
-            for d in &dirs {
+            for d in dirs.iter() {
                 if include.iter().any(|m| m.is_match(d)) && !exclude.iter().any(|m| m.is_match(d)) {
                     let mut p = Map::new();
                     p.insert("path".into(), path_params(d, None));

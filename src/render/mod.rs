@@ -17,7 +17,7 @@ use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{Document, FileId, Span};
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -128,6 +128,9 @@ pub struct Files<'a> {
     paths: Vec<PathBuf>,
     /// Whether every path allows the byte comparison of [`crate::paths::cmp_plain`].
     plain: bool,
+    /// [`Files::dirs_below`] by root, made once: every git generator of every ApplicationSet
+    /// asks for it.
+    below: std::sync::Mutex<HashMap<PathBuf, Arc<BTreeSet<String>>>>,
 }
 
 /// Why a path written in the repository cannot be followed.
@@ -164,7 +167,13 @@ impl<'a> Files<'a> {
             .collect();
         let plain = paths.iter().all(|p| crate::paths::is_plain(p));
         let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
-        let parent = |i: FileId| paths[i as usize].parent().unwrap_or(Path::new(""));
+        // Each parent is found once: `Path::parent` parses components, and the sort below
+        // would ask for it at every comparison.
+        let parents: Vec<&Path> = paths
+            .iter()
+            .map(|p| p.parent().unwrap_or(Path::new("")))
+            .collect();
+        let parent = |i: FileId| parents[i as usize];
         // Stable: files of one directory keep their order.
         ids.sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
         let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
@@ -182,6 +191,7 @@ impl<'a> Files<'a> {
             by_dir,
             paths,
             plain,
+            below: Default::default(),
         }
     }
 
@@ -246,6 +256,39 @@ impl<'a> Files<'a> {
     /// Directories (holding at least one linted file, or any directory on disk) below the root.
     pub fn dirs(&self) -> impl Iterator<Item = &PathBuf> {
         self.by_dir.iter().map(|(d, _)| d)
+    }
+
+    /// Every directory below `root` that holds a linted file, and their parents below it,
+    /// written relative to `root` with `/`: what a git generator matches its patterns against.
+    pub fn dirs_below(&self, root: &Path) -> Arc<BTreeSet<String>> {
+        let made = |root: &Path| {
+            let rel = |p: &Path| -> String {
+                p.strip_prefix(root)
+                    .unwrap_or(p)
+                    .to_string_lossy()
+                    .replace('\\', "/")
+            };
+            // Sibling directories share their parents: the walk up stops at the first one
+            // already seen.
+            let mut seen: HashSet<&Path> = HashSet::new();
+            let mut dirs: BTreeSet<String> = BTreeSet::new();
+            for d in self.dirs() {
+                if d.starts_with(root) {
+                    for a in d.ancestors() {
+                        if !a.starts_with(root) || a == root || !seen.insert(a) {
+                            break;
+                        }
+                        dirs.insert(rel(a));
+                    }
+                }
+            }
+            Arc::new(dirs)
+        };
+        let mut below = self.below.lock().unwrap_or_else(|e| e.into_inner());
+        below
+            .entry(root.to_path_buf())
+            .or_insert_with(|| made(root))
+            .clone()
     }
 
     /// `written`, relative to `dir` (a normalised path inside the root), refusing absolute
