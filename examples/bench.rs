@@ -487,7 +487,7 @@ fn main() {
                 .arg(&changed)
                 .args(["--fail-on", "never", "-q"]);
             if let Some(dir) = &cache {
-                c.arg(format!("--cache={}", dir.display()));
+                c.arg("--cache-dir").arg(dir);
             }
             c
         }

@@ -11,7 +11,7 @@
 //! The cache lives outside the linted tree (under `$XDG_CACHE_HOME/gitops-lint` by default),
 //! one file per combination of linter build, working directory, roots and parse limits. A file
 //! that cannot be read or decoded is treated as empty; one that cannot be written is left
-//! alone. Neither changes what a run reports.
+//! alone. Neither changes what a run reports. Files no run has written for a month are removed.
 
 use crate::scope::{Argo, Seen, Source};
 use crate::yaml::ParseLimits;
@@ -25,6 +25,8 @@ const FORMAT: u32 = 1;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;
+/// Cache files left unwritten this long are removed by the next run that writes one.
+const KEEP_DAYS: i64 = 30;
 /// A cache file larger than this is not read.
 const MAX_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -55,6 +57,11 @@ impl Stamp {
     #[cfg(not(unix))]
     pub fn of(_: &std::fs::Metadata) -> Option<Stamp> {
         None
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
     }
 
     fn settled(&self, now: i64) -> bool {
@@ -145,9 +152,35 @@ impl Cache {
             put_stamp(&mut out, &stamp);
             put_seen(&mut out, seen);
         }
-        if std::fs::create_dir_all(self.file.parent().unwrap_or(Path::new("."))).is_ok() {
+        let dir = self.file.parent().unwrap_or(Path::new("."));
+        if std::fs::create_dir_all(dir).is_ok() {
             // A cache that cannot be written only costs the next run its speed.
             let _ = crate::fix::apply::atomic_write(&self.file, &out, None);
+            self.forget_old(dir);
+        }
+    }
+
+    /// Removes the cache files no run has written for [`KEEP_DAYS`]: those of earlier builds of
+    /// the linter, and of repositories no longer linted.
+    fn forget_old(&self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let oldest = self.now.saturating_sub(KEEP_DAYS * 24 * 3600);
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let ours = path.extension().is_some_and(|e| e == "bin")
+                && path.file_stem().is_some_and(|s| s.len() == 32);
+            let written = entry
+                .metadata()
+                .ok()
+                .filter(|m| m.is_file())
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_secs() as i64);
+            if ours && path != self.file && written.is_some_and(|w| w < oldest) {
+                let _ = std::fs::remove_file(&path);
+            }
         }
     }
 }
@@ -391,6 +424,32 @@ mod tests {
         let back = cache(dir.path());
         assert!(back.get(&looks[0].0, Some(looks[0].1)).is_some());
         assert!(back.get(&looks[1].0, Some(looks[1].1)).is_none());
+    }
+
+    #[test]
+    fn old_cache_files_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let month_ago = SystemTime::now() - std::time::Duration::from_secs(31 * 24 * 3600);
+        let make = |name: &str, old: bool| {
+            let path = dir.path().join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            if old {
+                file.set_modified(month_ago).unwrap();
+            }
+            path
+        };
+        let stale = make(&format!("{}.bin", "a".repeat(32)), true);
+        let recent = make(&format!("{}.bin", "b".repeat(32)), false);
+        let other = make("notes.bin", true);
+        let looks = looks();
+        cache(dir.path()).save(
+            looks
+                .iter()
+                .map(|(p, s, seen)| (p.as_path(), Some(*s), seen, false)),
+        );
+        assert!(!stale.exists());
+        assert!(recent.exists() && other.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
     }
 
     #[test]

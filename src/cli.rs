@@ -149,17 +149,14 @@ pub struct LintArgs {
     #[arg(long, value_name = "REF")]
     pub changed_since: Option<String>,
     /// With --context or --changed-since: keep what the first look at each file found between
-    /// runs, in DIR or else in `$XDG_CACHE_HOME/gitops-lint` (`~/.cache/gitops-lint`), so that
-    /// a run reads only the files it needs. An entry holds while its file's size, inode and
-    /// times are unchanged. The linted tree is never written.
-    #[arg(
-        long,
-        value_name = "DIR",
-        num_args = 0..=1,
-        require_equals = true,
-        default_missing_value = ""
-    )]
-    pub cache: Option<PathBuf>,
+    /// runs, in `$XDG_CACHE_HOME/gitops-lint` (`~/.cache/gitops-lint`), so that a run reads only
+    /// the files it needs. An entry holds while its file's size, inode and times are unchanged.
+    /// The linted tree is never written.
+    #[arg(long)]
+    pub cache: bool,
+    /// --cache, kept in DIR.
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
     /// With --baseline: remove the entries that no longer occur from the baseline file.
     #[arg(long, requires = "baseline")]
     pub prune_baseline: bool,
@@ -521,9 +518,10 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             .collect();
         opts.report_only = Some(changed);
         opts.paths = roots;
-        opts.cache = match &args.cache {
-            Some(dir) if dir.as_os_str().is_empty() => crate::cache::default_dir(),
-            other => other.clone(),
+        opts.cache = match (&args.cache_dir, args.cache) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, true) => crate::cache::default_dir(),
+            (None, false) => None,
         };
     }
     let baseline = match &args.baseline {

@@ -117,17 +117,22 @@ fn problem_finding(
     f
 }
 
-fn process_file(id: FileId, path: PathBuf, opts: &Options) -> FileResult {
-    match read_file(&path, opts) {
+/// Reads and parses one file; `stamp` is what discovery measured of it, if anything.
+fn process_file(id: FileId, path: PathBuf, stamp: Option<Stamp>, opts: &Options) -> FileResult {
+    match read_file(&path, stamp, opts) {
         Ok(bytes) => process_bytes(id, path, bytes, opts.limits),
         Err(reason) => skipped(path, reason),
     }
 }
 
-fn read_file(path: &std::path::Path, opts: &Options) -> Result<Vec<u8>, SkipReason> {
+fn read_file(
+    path: &std::path::Path,
+    stamp: Option<Stamp>,
+    opts: &Options,
+) -> Result<Vec<u8>, SkipReason> {
     match opts.overlay.get(path) {
         Some(text) => Ok(text.clone().into_bytes()),
-        None => read_capped(path, opts.discover.max_file_size),
+        None => read_capped(path, stamp.map(|s| s.size()), opts.discover.max_file_size),
     }
 }
 
@@ -174,7 +179,7 @@ fn load_in_context(
             if let Some(seen) = cached {
                 return (First::Cached, Some(seen.clone()));
             }
-            match read_file(path, opts) {
+            match read_file(path, *stamp, opts) {
                 Ok(bytes) if crate::scope::needs_documents(path, &bytes) => {
                     let r = process_bytes(i as FileId, path.clone(), bytes, opts.limits);
                     let docs: Vec<&yaml::Node> = r
@@ -220,15 +225,16 @@ fn load_in_context(
     drop(seen);
     files
         .into_par_iter()
+        .zip(stamps)
         .zip(first)
         .zip(want)
         .enumerate()
-        .map(|(i, ((path, first), want))| match (want, first) {
+        .map(|(i, (((path, stamp), first), want))| match (want, first) {
             // Outside what the changed files need: kept as a name only.
             (false, _) => skipped(path, SkipReason::OutOfScope),
             (true, First::Parsed(r)) => *r,
             (true, First::Failed(reason)) => skipped(path, reason),
-            (true, First::Named | First::Cached) => process_file(i as FileId, path, opts),
+            (true, First::Named | First::Cached) => process_file(i as FileId, path, stamp, opts),
         })
         .collect()
 }
@@ -295,8 +301,12 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
 
 /// Reads at most `limit` bytes: the size seen while discovering may be stale (the file grew),
 /// or wrong (files whose size the system does not know), and a read must stay bounded anyway.
-fn read_capped(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, SkipReason> {
-    source::read_limited(path, limit).map_err(|e| match e {
+fn read_capped(
+    path: &std::path::Path,
+    measured: Option<u64>,
+    limit: u64,
+) -> Result<Vec<u8>, SkipReason> {
+    source::read_sized(path, limit, measured).map_err(|e| match e {
         source::ReadError::TooLarge { size, limit } => SkipReason::TooLarge { size, limit },
         source::ReadError::Io(e) => SkipReason::Unreadable(e.to_string()),
     })
@@ -418,8 +428,9 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         None => found
             .files
             .into_par_iter()
+            .zip(found.stamps)
             .enumerate()
-            .map(|(i, path)| process_file(i as FileId, path, opts))
+            .map(|(i, (path, stamp))| process_file(i as FileId, path, stamp, opts))
             .collect(),
         Some(changed) => load_in_context(found.files, found.stamps, changed, opts),
     };

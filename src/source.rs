@@ -226,9 +226,23 @@ pub enum ReadError {
 /// that is too large is never read, and one read call usually suffices: tens of thousands of
 /// files make every system call count.
 pub fn read_limited(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    read_sized(path, limit, None)
+}
+
+/// [`read_limited`] for a file whose size was just measured (by the walk that found it): the
+/// size only sets the first read, so a file that changed since is still read whole and within
+/// `limit`, and the open file is not measured again.
+pub fn read_sized(
+    path: &std::path::Path,
+    limit: u64,
+    measured: Option<u64>,
+) -> Result<Vec<u8>, ReadError> {
     use std::io::Read;
     let mut file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    let size = file.metadata().map_err(ReadError::Io)?.len();
+    let size = match measured {
+        Some(size) => size,
+        None => file.metadata().map_err(ReadError::Io)?.len(),
+    };
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
     }

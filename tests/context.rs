@@ -113,7 +113,7 @@ fn cached_context_runs_report_what_uncached_runs_report() {
     let repo = work.path().join("repo");
     common::copy_tree(&common::root().join("fixtures/fleet-repo"), &repo);
     let cache = work.path().join("cache");
-    let flag = format!("--cache={}", cache.display());
+    let flag = format!("--cache-dir={}", cache.display());
     let changed = "services/worker/overlays/prod/kustomization.yaml";
     // Only files left alone for a few seconds are stored.
     std::thread::sleep(Duration::from_millis(3200));
@@ -147,4 +147,27 @@ fn cached_context_runs_report_what_uncached_runs_report() {
         after,
         "warm again"
     );
+
+    // `--cache` alone, before the changed files as the pre-commit hook writes it, keeps the
+    // cache under $XDG_CACHE_HOME.
+    let xdg = work.path().join("xdg");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gitops-lint"));
+    cmd.args([
+        "--format",
+        "json",
+        "--fail-on",
+        "never",
+        "--context",
+        "--cache",
+    ])
+    .arg(changed)
+    .current_dir(&repo)
+    .env("XDG_CACHE_HOME", &xdg);
+    let run = common::run_command(cmd, "gitops-lint --cache", LIMIT);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(common::json(&run)["findings"].as_array().unwrap(), &after);
+    let stored: Vec<_> = std::fs::read_dir(xdg.join("gitops-lint"))
+        .unwrap()
+        .collect();
+    assert_eq!(stored.len(), 1, "the bare flag's cache file");
 }

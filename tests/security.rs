@@ -486,9 +486,13 @@ fn the_binary_runs_nothing_connects_nowhere_and_writes_only_where_told() {
     }
     // Late, so that the workspace's files are old enough to be stored.
     let cache = out.join("cache");
-    let cache_flag = format!("--cache={}", cache.display());
     add(
-        &["--context", &cache_flag, "fixable/apps/payments.yaml"],
+        &[
+            "--context",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "fixable/apps/payments.yaml",
+        ],
         &[&cache],
     );
     // Last: it changes the tree.
