@@ -75,6 +75,11 @@ pub fn sort_by_path_then<T: Ord>(items: &mut [T], path: impl Fn(&T) -> &Path) {
 
 /// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
 pub fn normalize(path: &Path) -> PathBuf {
+    normalized(path).into_owned()
+}
+
+/// [`normalize`], borrowing `path` when it is in normal form already: most are.
+pub fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
     let b = bytes(path);
     // Most paths are already in normal form: copying them is enough.
     let clean = !b.starts_with(b"./")
@@ -88,9 +93,9 @@ pub fn normalize(path: &Path) -> PathBuf {
         && b != b".."
         && (b.len() <= 1 || b.last() != Some(&b'/'));
     if clean {
-        return path.to_path_buf();
+        return std::borrow::Cow::Borrowed(path);
     }
-    by_components(path)
+    std::borrow::Cow::Owned(by_components(path))
 }
 
 /// `Path::starts_with` for paths out of [`normalize`], on bytes: a prefix that ends where a

@@ -5,8 +5,11 @@
 //! lint. The choice is made on paths and a cheap text check, before the parse stage.
 
 use crate::model::is_kustomization_file;
+use crate::paths::normalized;
 use crate::render::normalize;
 use crate::yaml::{self, Node};
+use rayon::prelude::*;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -195,10 +198,10 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
     use crate::paths::{bytes as key, parent_normal, starts_with_normal};
     // Every path here is normalized, so byte equality is path equality and the sets below are
     // keyed by bytes: hashing a `Path` parses its components, for every lookup.
-    let paths: Vec<PathBuf> = files.iter().map(|p| normalize(p)).collect();
+    let paths: Vec<Cow<Path>> = files.par_iter().map(|p| normalized(p)).collect();
     let changed: Vec<PathBuf> = changed.iter().map(|p| normalize(p)).collect();
     let is_changed = |p: &[u8]| changed.iter().any(|c| starts_with_normal(p, key(c)));
-    let mine: Vec<bool> = paths.iter().map(|p| is_changed(key(p))).collect();
+    let mine: Vec<bool> = paths.par_iter().map(|p| is_changed(key(p))).collect();
     let holds_change = |s: &Source| {
         changed.iter().any(|c| {
             c.starts_with(&s.dir)
@@ -325,7 +328,7 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
 /// One round of [`wanted`], with the Argo CD files chosen so far.
 #[allow(clippy::too_many_arguments)]
 fn wanted_with(
-    paths: &[PathBuf],
+    paths: &[Cow<Path>],
     mine: &[bool],
     argo_wanted: &[bool],
     kustomizations: &HashMap<&[u8], &[PathBuf]>,
@@ -377,8 +380,8 @@ fn wanted_with(
         .map(|r| key(r))
         .collect();
     paths
-        .iter()
-        .zip(mine.iter().zip(argo_wanted))
+        .par_iter()
+        .zip(mine.par_iter().zip(argo_wanted))
         .map(|(path, (&mine, &argo))| {
             let p = key(path);
             let parent = parent_normal(p);
