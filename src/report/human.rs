@@ -11,14 +11,82 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::io::{self, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub struct Human;
 
 struct Diag<'a> {
     finding: &'a Finding,
     source: NamedSource<Windowed>,
+    /// miette's own help footer; the report leaves it empty and writes [`Footer`] instead.
     help: Option<String>,
+}
+
+/// The help footer miette writes under a diagnostic (`  help: ` and the help text, wrapped to
+/// the width), made here so that each help line is wrapped once per report: help texts repeat
+/// across findings (one per rule, then short notes), and Unicode line breaking of them was a
+/// third of the report's cost. The text is what miette's own footer gives, byte for byte.
+struct Footer {
+    indent: String,
+    width: usize,
+    /// Wrapped rows by source line, and whether it is the text's first line: the only thing
+    /// besides the line that its wrapping depends on.
+    rows: Mutex<HashMap<(String, bool), Arc<str>>>,
+}
+
+impl Footer {
+    fn new(theme: &GraphicalTheme, termwidth: usize) -> Footer {
+        Footer {
+            indent: theme.styles.help.style("  help: ").to_string(),
+            width: termwidth.saturating_sub(2),
+            rows: Mutex::default(),
+        }
+    }
+
+    /// miette's options for the footer.
+    fn options(&self) -> textwrap::Options<'_> {
+        textwrap::Options::new(self.width)
+            .initial_indent(&self.indent)
+            .subsequent_indent("        ")
+            .break_words(true)
+    }
+
+    /// The footer for `help`, as miette writes it before its final line end.
+    fn render(&self, help: &str) -> String {
+        // A later line is wrapped as if a first line came before it; that stand-in must take
+        // exactly one row (it does at any width a terminal has).
+        if textwrap::wrap("x", self.options()).len() != 1 {
+            return textwrap::fill(help, self.options());
+        }
+        let mut out = String::new();
+        for (i, line) in help.split('\n').enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&self.rows(line, i == 0));
+        }
+        out
+    }
+
+    fn rows(&self, line: &str, first: bool) -> Arc<str> {
+        let key = (line.to_string(), first);
+        let known = self.lock().get(&key).cloned();
+        known.unwrap_or_else(|| {
+            let rows: Arc<str> = if first {
+                textwrap::fill(line, self.options()).into()
+            } else {
+                textwrap::wrap(&format!("x\n{line}"), self.options())[1..]
+                    .join("\n")
+                    .into()
+            };
+            self.lock().insert(key, rows.clone());
+            rows
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, bool), Arc<str>>> {
+        self.rows.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// A file's text as miette reads it, but with the lines around a span found by looking back
@@ -152,6 +220,7 @@ impl Reporter for Human {
             (true, false) => GraphicalTheme::unicode_nocolor(),
             (false, _) => GraphicalTheme::none(),
         };
+        let footer = Footer::new(&theme, settings.width);
         let handler = GraphicalReportHandler::new_themed(theme)
             .with_width(settings.width)
             .with_context_lines(2);
@@ -169,7 +238,7 @@ impl Reporter for Human {
         let rendered: Vec<String> = outcome
             .findings
             .par_iter()
-            .map(|f| render_one(outcome, &handler, &texts, f))
+            .map(|f| render_one(outcome, &handler, &footer, &texts, f))
             .collect();
         for r in rendered {
             writeln!(out, "{}", r.trim_end())?;
@@ -259,6 +328,7 @@ impl Reporter for Human {
 fn render_one(
     outcome: &Outcome,
     handler: &GraphicalReportHandler,
+    footer: &Footer,
     texts: &HashMap<u32, Arc<String>>,
     f: &Finding,
 ) -> String {
@@ -299,13 +369,21 @@ fn render_one(
         let note = format!("fix: {} (with {how})", fix.message);
         add_line(&mut help, note);
     }
+    // miette writes the help last (this diagnostic has no related ones): the footer is added
+    // after its report instead.
     let diag = Diag {
         finding: f,
         source: NamedSource::new(path, Windowed(text)),
-        help,
+        help: None,
     };
     let mut rendered = String::new();
-    if handler.render_report(&mut rendered, &diag).is_err() {
+    let written = handler.render_report(&mut rendered, &diag).and_then(|()| {
+        help.map_or(Ok(()), |h| {
+            use std::fmt::Write as _;
+            writeln!(rendered, "{}", footer.render(&h))
+        })
+    });
+    if written.is_err() {
         let at = outcome.sources.start(f.primary.span);
         rendered = format!(
             "{}:{}:{}: {}\n",
@@ -329,6 +407,55 @@ fn add_line(help: &mut Option<String>, line: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_footer_is_what_miette_writes() {
+        use std::fmt::Write as _;
+        let helps = [
+            "short",
+            "set `spec.syncPolicy.automated.selfHeal: true` and add `RespectIgnoreDifferences=true` to syncOptions so that the ignore holds",
+            "first line\n(in svc-0001-prod, svc-0002-prod)\nfix: write `true` (with --fix)",
+            "before an empty line\n\nafter it",
+            "a-very-long-hyphenated-identifier-that-does-not-fit-anywhere-at-all-in-a-narrow-terminal and more",
+            "ünïcödé wörds, 漢字の説明文、 and emoji 🚀 in a line long enough to be wrapped somewhere along it",
+            "trailing spaces   \n   leading spaces",
+            "",
+        ];
+        let themes = [
+            GraphicalTheme::unicode(),
+            GraphicalTheme::unicode_nocolor(),
+            GraphicalTheme::none(),
+        ];
+        let finding = Finding::new(
+            "some-rule",
+            Severity::Warning,
+            crate::yaml::Span::new(0, 0, 1),
+            "the message",
+        );
+        let text = Arc::new("a: 1\nb: 2\n".to_string());
+        let diag = |help: Option<&str>| Diag {
+            finding: &finding,
+            source: NamedSource::new("f.yaml", Windowed(text.clone())),
+            help: help.map(str::to_string),
+        };
+        for theme in themes {
+            for width in [4, 9, 10, 11, 20, 40, 80, 100, 200] {
+                let footer = Footer::new(&theme, width);
+                let handler = GraphicalReportHandler::new_themed(theme.clone()).with_width(width);
+                // Twice: the second time from what the first one kept.
+                for help in helps.iter().chain(&helps) {
+                    let mut theirs = String::new();
+                    handler
+                        .render_report(&mut theirs, &diag(Some(help)))
+                        .unwrap();
+                    let mut ours = String::new();
+                    handler.render_report(&mut ours, &diag(None)).unwrap();
+                    writeln!(ours, "{}", footer.render(help)).unwrap();
+                    assert_eq!(ours, theirs, "width {width}, help {help:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn windowed_reads_what_miette_reads() {
