@@ -6,7 +6,10 @@
 //! change times) is what it was when the entry was made. Files changed in the last
 //! [`SETTLE_SECS`] seconds are not stored: a write within the same clock tick as the look
 //! would leave the stamp as it was. The change time cannot be set back by tools such as
-//! `touch`, so a restored modification time does not hide an edit.
+//! `touch`, so a restored modification time does not hide an edit. This trusts the file
+//! system's times to follow the local clock to within those seconds: a network or shared
+//! folder whose clock lags further, or one that reports fixed times, can hide an edit that
+//! keeps the size.
 //!
 //! The cache lives outside the linted tree (under `$XDG_CACHE_HOME/gitops-lint` by default),
 //! one file per combination of linter build, working directory, roots and parse limits. A file
@@ -21,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bumped whenever what is stored, or how [`Seen`] is computed, changes meaning.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;
@@ -169,8 +172,14 @@ impl Cache {
         let oldest = self.now.saturating_sub(KEEP_DAYS * 24 * 3600);
         for entry in entries.flatten() {
             let path = entry.path();
-            let ours = path.extension().is_some_and(|e| e == "bin")
-                && path.file_stem().is_some_and(|s| s.len() == 32);
+            // Only files this cache writes: a hex name, and the cache's own first bytes.
+            let named = path.extension().is_some_and(|e| e == "bin")
+                && path.file_stem().and_then(|s| s.to_str()).is_some_and(|s| {
+                    s.len() == 32
+                        && s.bytes()
+                            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                });
+            let ours = named && starts_with_magic(&path);
             let written = entry
                 .metadata()
                 .ok()
@@ -183,6 +192,14 @@ impl Cache {
             }
         }
     }
+}
+
+fn starts_with_magic(file: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; MAGIC.len()];
+    std::fs::File::open(file)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
 }
 
 fn read(file: &Path) -> Option<Vec<u8>> {
@@ -340,7 +357,8 @@ fn decode(bytes: &[u8], key: &str) -> Option<HashMap<Vec<u8>, (Stamp, Seen)>> {
         return None;
     }
     let n = r.count(8 + 56 + 1)?;
-    let mut entries = HashMap::with_capacity(n);
+    // A count is only a hint: a damaged one must not reserve gigabytes.
+    let mut entries = HashMap::with_capacity(n.min(crate::discover::MAX_FILES));
     for _ in 0..n {
         let path = r.bytes()?.to_vec();
         let stamp = r.stamp()?;
@@ -439,8 +457,19 @@ mod tests {
             path
         };
         let stale = make(&format!("{}.bin", "a".repeat(32)), true);
+        std::fs::write(&stale, MAGIC).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(month_ago)
+            .unwrap();
         let recent = make(&format!("{}.bin", "b".repeat(32)), false);
+        std::fs::write(&recent, MAGIC).unwrap();
+        // Old, but not this cache's: another tool's file, hex-named or not.
         let other = make("notes.bin", true);
+        let foreign = make(&format!("{}.bin", "c".repeat(32)), true);
+        let not_hex = make(&format!("{}.bin", "z".repeat(32)), true);
         let looks = looks();
         cache(dir.path()).save(
             looks
@@ -448,8 +477,8 @@ mod tests {
                 .map(|(p, s, seen)| (p.as_path(), Some(*s), seen, false)),
         );
         assert!(!stale.exists());
-        assert!(recent.exists() && other.exists());
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 3);
+        assert!(recent.exists() && other.exists() && foreign.exists() && not_hex.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 5);
     }
 
     #[test]

@@ -520,9 +520,21 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         opts.paths = roots;
         opts.cache = match (&args.cache_dir, args.cache) {
             (Some(dir), _) => Some(dir.clone()),
-            (None, true) => crate::cache::default_dir(),
+            (None, true) => {
+                let dir = crate::cache::default_dir();
+                if dir.is_none() {
+                    eprintln!(
+                        "gitops-lint: --cache: neither XDG_CACHE_HOME nor HOME is an absolute path; use --cache-dir DIR"
+                    );
+                }
+                dir
+            }
             (None, false) => None,
         };
+    } else if args.cache || args.cache_dir.is_some() {
+        eprintln!(
+            "gitops-lint: --cache only serves --context and --changed-since runs; a full run reads every file anyway"
+        );
     }
     let baseline = match &args.baseline {
         Some(file) => Some(Baseline::read(file)?),

@@ -148,6 +148,13 @@ pub fn find(start: &Path) -> Option<PathBuf> {
     } else {
         start.to_path_buf()
     };
+    // A bare file name (`root.yaml`, as pre-commit names files at the top) has the empty path
+    // as its parent, which cannot be resolved: it means the current directory.
+    let base = if base.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        base
+    };
     let abs = base.canonicalize().ok()?;
     let mut written = base;
     for dir in abs.ancestors() {

@@ -182,11 +182,11 @@ fn load_in_context(
             match read_file(path, *stamp, opts) {
                 Ok(bytes) if crate::scope::needs_documents(path, &bytes) => {
                     let r = process_bytes(i as FileId, path.clone(), bytes, opts.limits);
+                    // Objects, the items of a `List` among them, then the other documents.
                     let docs: Vec<&yaml::Node> = r
                         .docs
                         .objects
                         .iter()
-                        .filter(|o| o.list_item.is_none())
                         .map(|o| &o.root)
                         .chain(r.docs.loose.iter().map(|d| &d.root))
                         .collect();

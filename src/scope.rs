@@ -67,7 +67,9 @@ pub struct Argo {
     pub objects: bool,
     /// It is needed whatever changed: it holds an object whose reach paths cannot tell (an
     /// ApplicationSet, an Application with a templated path) or settings that other objects
-    /// read (an AppProject, an `argocd-*` ConfigMap).
+    /// read (an AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository
+    /// Secret). Applications that a kustomization includes are needed too (a patch may change
+    /// their paths): [`wanted`] sees to those.
     pub always: bool,
 }
 
@@ -84,11 +86,7 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
     let mut seen = Argo::default();
     let add_sources = |spec: Option<&Node>, out: &mut Argo| {
         let Some(spec) = spec else { return };
-        let list: Vec<&Node> = match spec.get("sources").filter(|s| !s.items().is_empty()) {
-            Some(l) => l.items().iter().collect(),
-            None => spec.get("source").into_iter().collect(),
-        };
-        for src in list {
+        for src in crate::render::app_sources(spec) {
             let Some(path) = src.str_at("path") else {
                 continue;
             };
@@ -115,6 +113,11 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             .path(&["metadata", "name"])
             .and_then(Node::as_str)
             .is_some_and(|n| n.starts_with("argocd-"));
+        // Cluster, repository and credential Secrets, which Applications and projects name.
+        let argocd_secret = doc
+            .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+            .is_some();
+        let argocd_named = argocd_named || argocd_secret;
         seen.objects |= argo_api || argocd_named;
         match doc.str_at("kind") {
             Some("Application") => add_sources(doc.get("spec"), &mut seen),
@@ -212,11 +215,29 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         .iter()
         .zip(&mine)
         .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
+    // What kustomizations include: an Argo CD file among it may come out of kustomize with
+    // other paths than it holds (a patch, a prefix), so its first look cannot be trusted.
+    let included: HashSet<&[u8]> = seen
+        .iter()
+        .filter_map(|s| match s {
+            Seen::Kustomization(_, refs) => Some(refs),
+            _ => None,
+        })
+        .flatten()
+        .map(|r| key(r))
+        .collect();
     let mut argo_wanted: Vec<bool> = seen
         .iter()
         .zip(&mine)
-        .map(|(s, &m)| match s {
-            Seen::Argo(a) => every_argo || a.always || m || a.sources.iter().any(holds_change),
+        .zip(&paths)
+        .map(|((s, &m), path)| match s {
+            Seen::Argo(a) => {
+                every_argo
+                    || a.always
+                    || m
+                    || a.sources.iter().any(holds_change)
+                    || (a.objects && included.contains(key(path)))
+            }
             _ => false,
         })
         .collect();

@@ -229,9 +229,10 @@ pub fn read_limited(path: &std::path::Path, limit: u64) -> Result<Vec<u8>, ReadE
     read_sized(path, limit, None)
 }
 
-/// [`read_limited`] for a file whose size was just measured (by the walk that found it): the
-/// size only sets the first read, so a file that changed since is still read whole and within
-/// `limit`, and the open file is not measured again.
+/// [`read_limited`] for a file whose size was just measured (by the walk that found it), so
+/// the open file is not measured again. The size only sets the first read: a file that grew
+/// since fills it and is read on to its end, within `limit`. (A read that stops short exactly
+/// at the old size is taken as the end, as regular files on local file systems only do there.)
 pub fn read_sized(
     path: &std::path::Path,
     limit: u64,

@@ -51,8 +51,8 @@ fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
 /// A finding as both runs write it.
 fn key(f: &Value) -> String {
     format!(
-        "{} {}:{}:{} {}",
-        f["rule"], f["file"], f["start"]["line"], f["start"]["column"], f["message"]
+        "{} {} {}:{}:{} {}",
+        f["rule"], f["severity"], f["file"], f["start"]["line"], f["start"]["column"], f["message"]
     )
 }
 
