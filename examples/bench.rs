@@ -477,14 +477,16 @@ fn main() {
             c
         }
     };
-    // A pre-commit run: one changed overlay patch, read in the context of its repository.
-    let changed = dir.join("services/svc-0001/overlays/prod/deployment-patch.yaml");
+    // A pre-commit run: one changed overlay patch, read in the context of its repository. As
+    // pre-commit runs hooks, from the repository's top with the path below it.
+    let changed = "services/svc-0001/overlays/prod/deployment-patch.yaml";
     let precommit = |cache: Option<PathBuf>| {
-        let (bin, changed) = (bin.clone(), changed.clone());
+        let (bin, dir) = (bin.clone(), dir.clone());
         move || {
             let mut c = Command::new(&bin);
-            c.arg("--context")
-                .arg(&changed)
+            c.current_dir(&dir)
+                .arg("--context")
+                .arg(changed)
                 .args(["--fail-on", "never", "-q"]);
             if let Some(dir) = &cache {
                 c.arg("--cache-dir").arg(dir);
