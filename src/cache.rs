@@ -151,7 +151,7 @@ impl Cache {
         put_bytes(&mut out, self.key.as_bytes());
         put_u64(&mut out, kept.len() as u64);
         for (path, stamp, seen, _) in kept {
-            put_bytes(&mut out, crate::paths::bytes(path));
+            put_path(&mut out, path);
             put_stamp(&mut out, &stamp);
             put_seen(&mut out, seen);
         }

@@ -143,18 +143,7 @@ pub const SEVERITIES: [&str; 4] = ["error", "warning", "info", "off"];
 /// The config file for `start`: the nearest `.gitops-lint.yaml` walking up to the
 /// repository root (the first directory holding `.git`).
 pub fn find(start: &Path) -> Option<PathBuf> {
-    let base = if start.is_file() {
-        start.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        start.to_path_buf()
-    };
-    // A bare file name (`root.yaml`, as pre-commit names files at the top) has the empty path
-    // as its parent, which cannot be resolved: it means the current directory.
-    let base = if base.as_os_str().is_empty() {
-        PathBuf::from(".")
-    } else {
-        base
-    };
+    let base = crate::paths::dir_of(start);
     let abs = base.canonicalize().ok()?;
     let mut written = base;
     for dir in abs.ancestors() {

@@ -167,6 +167,7 @@ fn load_in_context(
         .cache
         .as_deref()
         .map(|dir| Cache::open(dir, &opts.paths, &opts.limits));
+    let roots: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
     let looked: Vec<(First, Option<Seen>)> = files
         .par_iter()
         .zip(&stamps)
@@ -190,7 +191,7 @@ fn load_in_context(
                         .map(|o| &o.root)
                         .chain(r.docs.loose.iter().map(|d| &d.root))
                         .collect();
-                    let seen = crate::scope::first_look(path, Some(&docs), &opts.paths);
+                    let seen = crate::scope::first_look(path, &docs, &roots);
                     (First::Parsed(Box::new(r)), Some(seen))
                 }
                 Ok(_) => (First::Named, Some(Seen::Other)),
@@ -204,16 +205,10 @@ fn load_in_context(
                 .iter()
                 .zip(&stamps)
                 .zip(&looked)
-                .filter(|(_, (_, seen))| seen.is_some())
                 .filter(|((path, _), _)| !opts.overlay.contains_key(*path))
-                .map(|((path, stamp), (first, seen))| {
+                .filter_map(|((path, stamp), (first, seen))| {
                     let hit = matches!(first, First::Cached);
-                    (
-                        path.as_path(),
-                        *stamp,
-                        seen.as_ref().unwrap_or(&Seen::Other),
-                        hit,
-                    )
+                    Some((path.as_path(), *stamp, seen.as_ref()?, hit))
                 }),
         );
     }

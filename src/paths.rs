@@ -10,6 +10,22 @@ pub fn bytes(p: &Path) -> &[u8] {
     p.as_os_str().as_encoded_bytes()
 }
 
+/// The directory a path given on the command line stands for: itself, or a file's parent.
+/// A bare file name (`root.yaml`, as pre-commit names files at the top) has the empty path as
+/// its parent, which cannot be resolved: it stands for the current directory.
+pub fn dir_of(start: &Path) -> PathBuf {
+    let dir = if start.is_file() {
+        start.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        start.to_path_buf()
+    };
+    if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir
+    }
+}
+
 /// The path whose [`bytes`] are `b`, for keys read back from storage.
 pub fn from_bytes(b: &[u8]) -> PathBuf {
     #[cfg(unix)]

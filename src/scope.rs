@@ -117,8 +117,8 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
         let argocd_secret = doc
             .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
             .is_some();
-        let argocd_named = argocd_named || argocd_secret;
-        seen.objects |= argo_api || argocd_named;
+        let settings = argocd_named || argocd_secret;
+        seen.objects |= argo_api || settings;
         match doc.str_at("kind") {
             Some("Application") => add_sources(doc.get("spec"), &mut seen),
             Some("ApplicationSet") => {
@@ -147,7 +147,7 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
                     }
                 }
             }
-            _ => seen.always |= argo_api || argocd_named,
+            _ => seen.always |= argo_api || settings,
         }
     }
     seen
@@ -162,24 +162,19 @@ pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
         || memchr::memmem::find(bytes, b"argocd-").is_some()
 }
 
-/// The first look at a file: `docs` holds the roots of its documents in order when it
-/// [`needs_documents`], and `None` otherwise.
-pub fn first_look(path: &Path, docs: Option<&[&Node]>, roots: &[PathBuf]) -> Seen {
-    match docs {
-        None => Seen::Other,
-        Some(docs) if is_kustomization_file(path) => {
-            let path = normalize(path);
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-            let refs = docs
-                .first()
-                .map(|root| references(&dir, root))
-                .unwrap_or_default();
-            Seen::Kustomization(dir, refs)
-        }
-        Some(docs) => {
-            let roots: Vec<PathBuf> = roots.iter().map(|p| normalize(p)).collect();
-            Seen::Argo(argo(root_of(&roots, &normalize(path)), docs))
-        }
+/// The first look at a file that [`needs_documents`]: `docs` holds the roots of its documents
+/// in order, and `roots` the run's roots, normalized. (Every other file is [`Seen::Other`].)
+pub fn first_look(path: &Path, docs: &[&Node], roots: &[PathBuf]) -> Seen {
+    let path = normalize(path);
+    if is_kustomization_file(&path) {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let refs = docs
+            .first()
+            .map(|root| references(&dir, root))
+            .unwrap_or_default();
+        Seen::Kustomization(dir, refs)
+    } else {
+        Seen::Argo(argo(root_of(roots, &path), docs))
     }
 }
 
@@ -215,32 +210,6 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         .iter()
         .zip(&mine)
         .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
-    // What kustomizations include: an Argo CD file among it may come out of kustomize with
-    // other paths than it holds (a patch, a prefix), so its first look cannot be trusted.
-    let included: HashSet<&[u8]> = seen
-        .iter()
-        .filter_map(|s| match s {
-            Seen::Kustomization(_, refs) => Some(refs),
-            _ => None,
-        })
-        .flatten()
-        .map(|r| key(r))
-        .collect();
-    let mut argo_wanted: Vec<bool> = seen
-        .iter()
-        .zip(&mine)
-        .zip(&paths)
-        .map(|((s, &m), path)| match s {
-            Seen::Argo(a) => {
-                every_argo
-                    || a.always
-                    || m
-                    || a.sources.iter().any(holds_change)
-                    || (a.objects && included.contains(key(path)))
-            }
-            _ => false,
-        })
-        .collect();
     // Kustomization directory → what it references, and the reverse.
     let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::new();
     let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
@@ -276,6 +245,23 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
             Seen::Other => {}
         }
     }
+    // An Argo CD file that a kustomization includes may come out of kustomize with other paths
+    // than it holds (a patch, a prefix), so its first look cannot tell what it renders.
+    let mut argo_wanted: Vec<bool> = seen
+        .iter()
+        .zip(&mine)
+        .zip(&paths)
+        .map(|((s, &m), path)| match s {
+            Seen::Argo(a) => {
+                every_argo
+                    || a.always
+                    || m
+                    || a.sources.iter().any(holds_change)
+                    || (a.objects && included_by.contains_key(key(path)))
+            }
+            _ => false,
+        })
+        .collect();
     // Directories a changed ApplicationSet generates Applications for.
     let mut matched: Vec<&Path> = Vec::new();
     if !dir_globs.is_empty() {

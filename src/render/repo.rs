@@ -69,11 +69,7 @@ pub fn normalize_url(url: &str) -> String {
 /// relative to `start` the way the user wrote it. Without one, `start` itself (or its
 /// directory, for a file).
 pub fn find_root(start: &Path) -> PathBuf {
-    let base = if start.is_file() {
-        start.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        start.to_path_buf()
-    };
+    let base = crate::paths::dir_of(start);
     let Ok(abs) = base.canonicalize() else {
         return base;
     };
