@@ -18,8 +18,8 @@
 
 use crate::scope::{Argo, Seen, Source};
 use crate::yaml::ParseLimits;
+use foldhash::HashMap;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -358,7 +358,8 @@ fn decode(bytes: &[u8], key: &str) -> Option<HashMap<Vec<u8>, (Stamp, Seen)>> {
     }
     let n = r.count(8 + 56 + 1)?;
     // A count is only a hint: a damaged one must not reserve gigabytes.
-    let mut entries = HashMap::with_capacity(n.min(crate::discover::MAX_FILES));
+    let mut entries =
+        HashMap::with_capacity_and_hasher(n.min(crate::discover::MAX_FILES), Default::default());
     for _ in 0..n {
         let path = r.bytes()?.to_vec();
         let stamp = r.stamp()?;

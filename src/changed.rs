@@ -29,7 +29,8 @@
 //! - `.gitattributes`, sparse checkouts and the index's stat cache are not consulted.
 //! - Only SHA-1 repositories are supported (gix is built with its `sha1` feature only).
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -180,7 +181,7 @@ fn base_entries(
                 .map_err(|e| missing("a tree", e))?
                 .into_tree(),
             // The root did not exist as a directory then: everything in it is added.
-            _ => return Ok(HashMap::new()),
+            _ => return Ok(HashMap::default()),
         }
     };
     let records = tree

@@ -168,7 +168,7 @@ fn is_manifest_name(path: &Path) -> bool {
 /// Which directories are Helm charts, each asked of the file system once per run: a chart
 /// holds many templates.
 #[derive(Default)]
-struct Charts(std::sync::Mutex<std::collections::HashMap<PathBuf, bool>>);
+struct Charts(std::sync::Mutex<foldhash::HashMap<PathBuf, bool>>);
 
 impl Charts {
     fn is_chart(&self, dir: &Path) -> bool {
@@ -180,7 +180,7 @@ impl Charts {
         })
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<PathBuf, bool>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, foldhash::HashMap<PathBuf, bool>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -14,8 +14,9 @@ use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;
 use crate::yaml::{self, FileId, ParseLimits, ProblemKind, Span};
+use foldhash::HashMap;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -616,7 +617,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     // A fix is only offered where `--fix` would make it: in a file that parsed cleanly, inside
     // the linted paths.
     let linted = crate::fix::apply::Linted::new(&opts.paths);
-    let mut editable: HashMap<FileId, bool> = HashMap::new();
+    let mut editable: HashMap<FileId, bool> = HashMap::default();
     for f in &mut findings {
         if let Some(file) = f.fix.as_ref().map(crate::fix::Fix::file) {
             let ok = *editable
@@ -654,7 +655,7 @@ pub fn fix(
 ) -> Result<(Outcome, crate::fix::apply::Fixed), String> {
     use crate::fix::apply::{self, Change, Fixed};
     let mut opts = opts.clone();
-    let mut overlay: HashMap<PathBuf, String> = HashMap::new();
+    let mut overlay: HashMap<PathBuf, String> = HashMap::default();
     let mut changes: BTreeMap<PathBuf, Change> = BTreeMap::new();
     let mut fixed = Fixed::default();
     // Fixes that break their file even alone: reported once, never tried again.

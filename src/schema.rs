@@ -5,7 +5,7 @@
 //! repeat (an ApplicationSet embeds the Application spec many times) are stored once.
 
 use crate::yaml::{self, Node};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::fmt::Write as _;
 use std::sync::OnceLock;
 
@@ -106,7 +106,7 @@ fn fmt_ty(ty: &Ty, out: &mut String) {
 
 pub fn parse_table(text: &str) -> Option<Schemas> {
     let mut defs = Vec::new();
-    let mut roots = HashMap::new();
+    let mut roots = HashMap::default();
     let mut source = String::new();
     for line in text.lines() {
         if let Some(c) = line.strip_prefix("# source: ") {

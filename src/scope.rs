@@ -8,9 +8,9 @@ use crate::model::is_kustomization_file;
 use crate::paths::normalized;
 use crate::render::normalize;
 use crate::yaml::{self, Node};
+use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Paths a kustomization names: resources, bases, components, patch files.
@@ -211,9 +211,9 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         .zip(&mine)
         .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
     // Kustomization directory → what it references, and the reverse.
-    let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::new();
-    let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::new();
-    let mut seeds: HashSet<&[u8]> = HashSet::new();
+    let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::default();
+    let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::default();
+    let mut seeds: HashSet<&[u8]> = HashSet::default();
     // Plain directories to read whole: (dir, recurse).
     let mut dirs: Vec<(&Path, bool)> = Vec::new();
     let mut file_globs = Vec::new();
@@ -299,8 +299,8 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         );
         // The Applications that render a needed file are needed too: their rules and their
         // parents see it. Each round adds a level of app-of-apps.
-        let mut parents: HashSet<&[u8]> = HashSet::new();
-        let mut ancestors: HashSet<&[u8]> = HashSet::new();
+        let mut parents: HashSet<&[u8]> = HashSet::default();
+        let mut ancestors: HashSet<&[u8]> = HashSet::default();
         for (p, _) in paths.iter().zip(&want).filter(|(_, w)| **w) {
             let mut up = parent_normal(key(p));
             if let Some(d) = up {

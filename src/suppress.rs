@@ -7,7 +7,7 @@ use crate::render::{FileDocs, Graph};
 use crate::rules::{self, Category, RULES};
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 pub const ANNOTATION: &str = "gitops-lint.io/ignore";
 pub const REASON_ANNOTATION: &str = "gitops-lint.io/ignore-reason";
@@ -34,7 +34,7 @@ struct Suppression {
     reason: bool,
     scope: Option<Scope>,
     /// Rule ids this suppression hid at least one finding of.
-    used: std::collections::HashSet<&'static str>,
+    used: foldhash::HashSet<&'static str>,
 }
 
 impl Suppression {
@@ -271,8 +271,8 @@ pub fn apply(
         }
     }
     // Annotations: one suppression per annotation node, shared by every rendered copy.
-    let mut by_annotation: HashMap<Span, usize> = HashMap::new();
-    let mut unit_suppressions: HashMap<usize, usize> = HashMap::new();
+    let mut by_annotation: HashMap<Span, usize> = HashMap::default();
+    let mut unit_suppressions: HashMap<usize, usize> = HashMap::default();
     for (u, unit) in graph.units.iter().enumerate() {
         let Some(node) = unit.obj.annotation(ANNOTATION) else {
             continue;

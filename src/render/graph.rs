@@ -7,8 +7,9 @@ use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{typing, Node, Span};
+use foldhash::HashMap;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -145,7 +146,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         }
     }
     let included = included_dirs(&files, &kustomizations);
-    let mut rendered_dirs: HashMap<PathBuf, Vec<usize>> = HashMap::new();
+    let mut rendered_dirs: HashMap<PathBuf, Vec<usize>> = HashMap::default();
     let roots: Vec<&PathBuf> = kustomizations
         .iter()
         .map(|(dir, _)| dir)

@@ -6,7 +6,8 @@ use super::{merge, Files, Note, Problem, ProblemKind};
 use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, FileId, Node, Span, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -147,12 +148,12 @@ impl<'f> Kustomizer<'f> {
     pub fn new(files: &'f Files<'f>) -> Kustomizer<'f> {
         Kustomizer {
             files,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
             stack: Vec::new(),
             problems: Vec::new(),
             notes: Vec::new(),
             consumed: BTreeSet::new(),
-            ns_spans: HashSet::new(),
+            ns_spans: HashSet::default(),
         }
     }
 
@@ -1592,7 +1593,7 @@ const OBJECT_REFS: &[(&str, RefSpec)] = &[
 
 /// After prefixes, suffixes and hashes, references by name follow the objects they name.
 fn fix_references(res: &mut [Res]) {
-    let mut renamed: HashMap<(String, String), String> = HashMap::new();
+    let mut renamed: HashMap<(String, String), String> = HashMap::default();
     for r in res.iter() {
         if let Some(now) = &r.obj.name {
             for old in &r.old_names {

@@ -16,8 +16,9 @@ pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit
 use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{Document, FileId, Span};
+use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -270,7 +271,7 @@ impl<'a> Files<'a> {
             };
             // Sibling directories share their parents: the walk up stops at the first one
             // already seen.
-            let mut seen: HashSet<&Path> = HashSet::new();
+            let mut seen: HashSet<&Path> = HashSet::default();
             let mut dirs: BTreeSet<String> = BTreeSet::new();
             for d in self.dirs() {
                 if d.starts_with(root) {

@@ -90,10 +90,7 @@ pub fn is_root(dir: &Path) -> bool {
 
 /// The nearest repository root at or above a file, found by walking the path as written (no
 /// file system lookups beyond the markers); the empty path when none is found.
-pub fn root_of_file(
-    file: &Path,
-    cache: &mut std::collections::HashMap<PathBuf, PathBuf>,
-) -> PathBuf {
+pub fn root_of_file(file: &Path, cache: &mut foldhash::HashMap<PathBuf, PathBuf>) -> PathBuf {
     let Some(dir) = file.parent() else {
         return PathBuf::new();
     };

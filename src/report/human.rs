@@ -3,12 +3,13 @@
 use super::{plural, redacted_text, Reporter, Settings};
 use crate::engine::Outcome;
 use crate::finding::{Finding, Severity};
+use foldhash::HashMap;
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
     MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
 };
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};

@@ -6,7 +6,7 @@ use crate::model::Object;
 use crate::render::{repo, Graph};
 use crate::source::SourceDb;
 use crate::yaml::{typing, FileId, Node, Span};
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The repository each file belongs to: the nearest folder holding `.gitops-lint.yaml` or
@@ -20,7 +20,7 @@ impl<'a> Repos<'a> {
     pub fn new(sources: &'a SourceDb) -> Repos<'a> {
         Repos {
             sources,
-            cache: HashMap::new(),
+            cache: HashMap::default(),
         }
     }
 
@@ -48,13 +48,13 @@ pub fn project_of(app: &Object) -> Option<(&str, Option<&Node>)> {
 /// (an overlay per environment, say) and left out of `unique`.
 pub struct Projects<'g> {
     pub by_name: HashMap<(PathBuf, String), Vec<&'g Object>>,
-    pub repos_with_projects: std::collections::HashSet<PathBuf>,
+    pub repos_with_projects: foldhash::HashSet<PathBuf>,
 }
 
 impl<'g> Projects<'g> {
     pub fn collect(g: &'g Graph, repos: &mut Repos) -> Projects<'g> {
-        let mut by_name: HashMap<(PathBuf, String), Vec<&Object>> = HashMap::new();
-        let mut repos_with_projects = std::collections::HashSet::new();
+        let mut by_name: HashMap<(PathBuf, String), Vec<&Object>> = HashMap::default();
+        let mut repos_with_projects = foldhash::HashSet::default();
         for unit in &g.units {
             let obj = &*unit.obj;
             if !obj.is_argocd("AppProject") {
@@ -611,7 +611,7 @@ pub struct Scopes {
 
 impl Scopes {
     pub fn collect(g: &Graph) -> Scopes {
-        let mut crds: HashMap<String, Vec<String>> = HashMap::new();
+        let mut crds: HashMap<String, Vec<String>> = HashMap::default();
         for o in g.units.iter().map(|u| &u.obj) {
             if !o.is("apiextensions.k8s.io", "CustomResourceDefinition")
                 || o.root.path(&["spec", "scope"]).and_then(Node::as_str) != Some("Cluster")

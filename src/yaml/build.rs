@@ -4,8 +4,8 @@ use super::{
     Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Span,
     Style, Value,
 };
+use foldhash::{HashMap, HashSet};
 use granit_parser::{Event, Marker, Parser, ScalarStyle, StructureStyle};
-use std::collections::{HashMap, HashSet};
 
 /// Nodes that alias expansion may copy into one document (see [`ParseLimits::alias_nodes`]).
 pub const ALIAS_NODES: usize = 100_000;
@@ -98,7 +98,7 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
         text,
         limits,
         stack: Vec::new(),
-        anchors: HashMap::new(),
+        anchors: HashMap::default(),
         alias_budget: limits.alias_nodes,
         file_budget: limits.file_nodes,
         out: ParsedFile::default(),

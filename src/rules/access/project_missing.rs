@@ -2,7 +2,7 @@ use crate::render::Graph;
 use crate::rules::app::app;
 use crate::rules::project::{known, Projects, Repos};
 use crate::rules::{did_you_mean, rule, Cx, Sink};
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 rule! {
     id: "project-missing",
@@ -18,7 +18,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     if projects.repos_with_projects.is_empty() {
         return;
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for (u, unit) in g.units.iter().enumerate() {
         let Some(view) = app(cx, &unit.obj) else {
             continue;

@@ -7,7 +7,7 @@ use crate::rules::project::{
 };
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::{Node, Span};
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 rule! {
     id: "project-scope-violation",
@@ -56,7 +56,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     }
     let registry = ClusterRegistry::collect(g);
     let scopes = Scopes::collect(g);
-    let mut made = Made::new();
+    let mut made = Made::default();
     for a in 0..g.apps.len() {
         let obj = g.app_obj(a);
         let Some(spec) = obj.spec() else { continue };
@@ -172,7 +172,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             });
         }
 
-        let mut namespaces = HashMap::new();
+        let mut namespaces = HashMap::default();
         for &u in &g.apps[a].rendered {
             if u == unit {
                 continue;

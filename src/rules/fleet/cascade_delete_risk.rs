@@ -18,7 +18,7 @@ const FINALIZERS: [&str; 2] = [
 ];
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = foldhash::HashSet::default();
     for a in 0..g.apps.len() {
         let Some(parent) = app(cx, g.app_obj(a)) else {
             continue;

@@ -3,7 +3,8 @@ use crate::rules::app::app;
 use crate::rules::project::{known, Cluster, ClusterRegistry, Repos};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Span;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 rule! {
@@ -142,7 +143,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 .or_insert((unit, name_node.span));
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for ((_, (_, ns), name), defs) in groups {
         if defs.len() < 2 {
             continue;

@@ -4,7 +4,7 @@ use crate::render::Graph;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Node;
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 rule! {
     id: "hpa-replicas-conflict",
@@ -48,7 +48,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             scopes.push((None, units.clone()));
         }
     }
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for (a, units) in scopes {
         let view = a.and_then(|a| app(cx, g.app_obj(a)));
         let dest_ns = view

@@ -14,7 +14,7 @@ rule! {
 }
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = foldhash::HashSet::default();
     for a in 0..g.apps.len() {
         let Some(parent) = app(cx, g.app_obj(a)) else {
             continue;

@@ -4,7 +4,7 @@ use crate::render::Graph;
 use crate::rules::app::{app, App};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::{typing, Node};
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::LazyLock;
 
 rule! {
@@ -398,7 +398,7 @@ fn ignored(cx: &Cx, view: &App, obj: &Object, field: &str) -> bool {
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     let table = operators();
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for a in 0..g.apps.len() {
         let Some(view) = app(cx, g.app_obj(a)) else {
             continue;

@@ -3,7 +3,8 @@ use crate::render::Graph;
 use crate::rules::project::{known, Cluster, ClusterRegistry, Repos, Scopes};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Span;
-use std::collections::{BTreeSet, HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 rule! {
@@ -35,7 +36,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         });
         places.push(place);
     }
-    let mut owners: HashMap<Identity, Vec<(usize, usize)>> = HashMap::new();
+    let mut owners: HashMap<Identity, Vec<(usize, usize)>> = HashMap::default();
     for (a, place) in places.iter().enumerate() {
         let Some((repo, cluster, dest_ns)) = place else {
             continue;
@@ -72,7 +73,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         .filter(|(_, renders)| renders.iter().any(|&(a, _)| a != renders[0].0))
         .collect();
     shared.sort_by(|x, y| x.0.cmp(&y.0));
-    let mut seen = HashSet::new();
+    let mut seen = HashSet::default();
     for ((_, _, _, _, ns, _), renders) in &shared {
         let apps: BTreeSet<usize> = renders.iter().map(|&(a, _)| a).collect();
         if apps.len() < 2 {
