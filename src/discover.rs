@@ -160,8 +160,8 @@ impl Filter {
 
 fn is_manifest_name(path: &Path) -> bool {
     matches!(
-        path.extension().and_then(|e| e.to_str()),
-        Some("yaml" | "yml" | "json")
+        crate::paths::extension(path),
+        Some(b"yaml" | b"yml" | b"json")
     ) || crate::model::is_kustomization_file(path)
 }
 
@@ -188,7 +188,9 @@ impl Charts {
     fn holds_template(&self, path: &Path) -> bool {
         // Most paths have no `templates` component at all; walking the ancestors of every file
         // costs more than this look at the bytes.
-        if memchr::memmem::find(path.as_os_str().as_encoded_bytes(), b"templates").is_none() {
+        static TEMPLATES: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+            std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"templates"));
+        if TEMPLATES.find(crate::paths::bytes(path)).is_none() {
             return false;
         }
         path.ancestors().skip(1).any(|dir| {
@@ -199,9 +201,17 @@ impl Charts {
 }
 
 fn clean(path: &Path) -> PathBuf {
+    let b = crate::paths::bytes(path);
     // Only a path that starts with a dot can start with a `.` component.
-    if !crate::paths::bytes(path).starts_with(b".") {
+    if !b.starts_with(b".") {
         return path.to_path_buf();
+    }
+    // `./` and a plain rest, as the walk of `.` yields: the rest is what `strip_prefix` gives.
+    if let Some(rest) = b.strip_prefix(b"./") {
+        let rest = crate::paths::from_bytes(rest);
+        if !rest.as_os_str().is_empty() && crate::paths::is_plain(&rest) {
+            return rest;
+        }
     }
     path.strip_prefix(".")
         .map(Path::to_path_buf)
@@ -260,8 +270,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         out.files.append(&mut found.files);
         out.skipped.append(&mut found.skipped);
     }
-    crate::paths::sort_by_path(&mut out.files, |(p, _, _)| p);
-    out.files.dedup_by(|a, b| a.0 == b.0);
+    crate::paths::sort_dedup_by_path(&mut out.files, |(p, _, _)| p);
     // The ceiling is applied in path order, so which files fall past it does not depend on
     // the walk's threads.
     let mut kept = Discovered::default();

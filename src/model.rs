@@ -141,9 +141,8 @@ pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 pub fn is_kustomization_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| KUSTOMIZATION_FILES.contains(&n))
+    crate::paths::file_name(path)
+        .is_some_and(|n| KUSTOMIZATION_FILES.iter().any(|k| k.as_bytes() == n))
 }
 
 /// Turns a file's documents into objects. Documents that are not objects are returned apart:

@@ -43,9 +43,33 @@ pub fn from_bytes(b: &[u8]) -> PathBuf {
 /// unless a component is `.` or `..` or empty (a doubled or trailing separator).
 pub fn is_plain(p: &Path) -> bool {
     let p = bytes(p);
+    // With no trailing separator, every separator has a byte after it.
     p.first() != Some(&b'.')
-        && !p.windows(2).any(|w| w == b"/." || w == b"//")
         && p.last() != Some(&b'/')
+        && memchr::memchr_iter(b'/', p).all(|i| !matches!(p.get(i + 1), Some(b'.' | b'/')))
+}
+
+/// `Path::file_name`, read off the bytes after the last separator when they are a plain name.
+pub fn file_name(p: &Path) -> Option<&[u8]> {
+    let b = bytes(p);
+    let name = match memchr::memrchr(b'/', b) {
+        Some(i) => &b[i + 1..],
+        None => b,
+    };
+    match name {
+        // A trailing separator or a `.`/`..` component: `Path` decides.
+        b"" | b"." | b".." => p.file_name().map(|n| n.as_encoded_bytes()),
+        _ => Some(name),
+    }
+}
+
+/// `Path::extension`, on bytes.
+pub fn extension(p: &Path) -> Option<&[u8]> {
+    let name = file_name(p)?;
+    match memchr::memrchr(b'.', name) {
+        Some(i) if i > 0 => Some(&name[i + 1..]),
+        _ => None,
+    }
 }
 
 /// `Path::cmp` for two paths that are [`is_plain`], computed on bytes. Comparing components in
@@ -82,6 +106,18 @@ pub fn sort_by_path<T>(items: &mut [T], path: impl Fn(&T) -> &Path) {
     items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)));
 }
 
+/// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the first.
+pub fn sort_dedup_by_path<T>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
+    let plain = items.iter().all(|i| is_plain(path(i)));
+    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)));
+    // Plain paths are equal exactly when their bytes are; `Path` equality parses components.
+    if plain {
+        items.dedup_by(|a, b| bytes(path(a)) == bytes(path(b)));
+    } else {
+        items.dedup_by(|a, b| path(a) == path(b));
+    }
+}
+
 /// Sorts items in their own order where that order starts with a path ([`sort_by_path`]'s
 /// comparison first, the items' own to break ties): for `(PathBuf, reason)` lists.
 pub fn sort_by_path_then<T: Ord>(items: &mut [T], path: impl Fn(&T) -> &Path) {
@@ -96,8 +132,11 @@ pub fn normalize(path: &Path) -> PathBuf {
 
 /// [`normalize`], borrowing `path` when it is in normal form already: most are.
 pub fn normalized(path: &Path) -> std::borrow::Cow<'_, Path> {
+    // Most paths are plain, and a plain path is in normal form.
+    if is_plain(path) {
+        return std::borrow::Cow::Borrowed(path);
+    }
     let b = bytes(path);
-    // Most paths are already in normal form: copying them is enough.
     let clean = !b.starts_with(b"./")
         && b != b"."
         && !b.windows(2).any(|w| w == b"//")
@@ -132,6 +171,19 @@ pub fn parent_normal(p: &[u8]) -> Option<&[u8]> {
         Some(i) => &p[..i],
         None => b"",
     })
+}
+
+/// `Path::parent` for a path out of [`normalize`], found on its bytes.
+pub fn parent_of_normal(p: &Path) -> Option<&Path> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        parent_normal(bytes(p)).map(|b| Path::new(std::ffi::OsStr::from_bytes(b)))
+    }
+    #[cfg(not(unix))]
+    {
+        p.parent()
+    }
 }
 
 /// [`normalize`] the long way, one component at a time.
@@ -238,6 +290,46 @@ mod tests {
                     "{a:?} starts with {b:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn name_and_extension_agree_with_path() {
+        let extra = [
+            ".yaml",
+            "a/.yaml",
+            "a/b.",
+            "a/kustomization.yaml/",
+            "a/b/.",
+            "a/b/..",
+            "x.tar.gz",
+            "a/.b.yml",
+        ];
+        for s in SAMPLES.iter().chain(&extra) {
+            let p = Path::new(s);
+            assert_eq!(
+                file_name(p),
+                p.file_name().map(|n| n.as_encoded_bytes()),
+                "{s:?}"
+            );
+            assert_eq!(
+                extension(p),
+                p.extension().map(|n| n.as_encoded_bytes()),
+                "{s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn sorting_and_dedup_agree_with_path_order_and_equality() {
+        for extra in [None, Some("a//b")] {
+            let mut items: Vec<&Path> = SAMPLES.iter().chain(SAMPLES).map(Path::new).collect();
+            items.extend(extra.map(Path::new));
+            let mut expected = items.clone();
+            expected.sort();
+            expected.dedup();
+            sort_dedup_by_path(&mut items, |p| p);
+            assert_eq!(items, expected);
         }
     }
 

@@ -365,7 +365,7 @@ impl Cx<'_, '_> {
             return Gen::Unknown;
         }
         let files = self.files;
-        let root = files.root_of(&files.path(self.appset_file));
+        let root = files.root_of(files.path(self.appset_file));
         let rel = |p: &Path| -> String {
             p.strip_prefix(&root)
                 .unwrap_or(p)
@@ -418,7 +418,7 @@ impl Cx<'_, '_> {
             let mut matched = false;
             for id in files.files_in(&root, true) {
                 let path = files.path(id);
-                let r = rel(&path);
+                let r = rel(path);
                 if !m.is_match(&r) {
                     continue;
                 }
@@ -462,7 +462,7 @@ impl Cx<'_, '_> {
         }
         let prefix = fixed_prefix(pattern);
         let exists = prefix.is_empty() || {
-            let root = self.files.root_of(&self.files.path(self.appset_file));
+            let root = self.files.root_of(self.files.path(self.appset_file));
             self.files
                 .resolve(&root, prefix)
                 .is_ok_and(|p| self.files.exists(&p))

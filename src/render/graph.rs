@@ -136,7 +136,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     let mut kustomizations: Vec<(PathBuf, &Node)> = Vec::new();
     for (id, d) in docs.iter().enumerate() {
         let path = files.path(id as u32);
-        if crate::model::is_kustomization_file(&path) {
+        if crate::model::is_kustomization_file(path) {
             if let Some(o) = d.objects.first() {
                 if o.kind != "Component" {
                     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -180,7 +180,12 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .enumerate()
         .filter_map(|(id, d)| {
             let id = id as u32;
-            let is_k = crate::model::is_kustomization_file(&files.path(id));
+            // A file with no objects stands for nothing: a directory source that lists it
+            // renders nothing from it either way.
+            if d.objects.is_empty() {
+                return None;
+            }
+            let is_k = crate::model::is_kustomization_file(files.path(id));
             (!kz.consumed.contains(&id) || is_k).then(|| (id, d.objects.clone()))
         })
         .collect();
@@ -362,7 +367,7 @@ fn resolve_sources(
             infos.push(info(SourceKind::Unknown));
             continue;
         }
-        let root = files.root_of(&files.path(g.units[unit].obj.file));
+        let root = files.root_of(files.path(g.units[unit].obj.file));
         let dir = match files.resolve(&root, written) {
             Ok(d) => d,
             Err(e) => {
@@ -434,7 +439,7 @@ fn resolve_sources(
             .and_then(|p| super::glob(p, false));
         for id in files.files_in(&dir, recurse) {
             let path = files.path(id);
-            let rel = path.strip_prefix(&dir).unwrap_or(&path);
+            let rel = path.strip_prefix(&dir).unwrap_or(path);
             if include.as_ref().is_some_and(|m| !m.is_match(rel))
                 || exclude.as_ref().is_some_and(|m| m.is_match(rel))
             {
@@ -513,7 +518,7 @@ fn check_value_files(
     {
         return;
     }
-    let root = files.root_of(&files.path(source.span.file));
+    let root = files.root_of(files.path(source.span.file));
     let own_dir = source
         .str_at("path")
         .filter(|p| local && source.get("chart").is_none() && !typing::is_template(p))

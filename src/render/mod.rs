@@ -170,9 +170,11 @@ impl<'a> Files<'a> {
         let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
         // Each parent is found once: `Path::parent` parses components, and the sort below
         // would ask for it at every comparison.
+        // Every path is normal, so its parent is the bytes before the last separator, and two
+        // directories are the same exactly when their bytes are.
         let parents: Vec<&Path> = paths
             .iter()
-            .map(|p| p.parent().unwrap_or(Path::new("")))
+            .map(|p| crate::paths::parent_of_normal(p).unwrap_or(Path::new("")))
             .collect();
         let parent = |i: FileId| parents[i as usize];
         // Stable: files of one directory keep their order.
@@ -180,7 +182,9 @@ impl<'a> Files<'a> {
         let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
         for i in ids {
             match by_dir.last_mut() {
-                Some((d, list)) if d.as_path() == parent(i) => list.push(i),
+                Some((d, list)) if crate::paths::bytes(d) == crate::paths::bytes(parent(i)) => {
+                    list.push(i)
+                }
                 _ => by_dir.push((parent(i).to_path_buf(), vec![i])),
             }
         }
@@ -211,8 +215,8 @@ impl<'a> Files<'a> {
         self.by_path.get(path).copied()
     }
 
-    pub fn path(&self, id: FileId) -> PathBuf {
-        self.paths[id as usize].clone()
+    pub fn path(&self, id: FileId) -> &Path {
+        &self.paths[id as usize]
     }
 
     pub fn docs(&self, id: FileId) -> &FileDocs {
