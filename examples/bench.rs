@@ -8,8 +8,10 @@
 //!
 //! Sizes: `small` (~1k files), `fleet` (400 services × 3 environments, ~15k files), `huge`
 //! (4× fleet). The corpus goes to `target/bench/<size>` and is generated once (same seed, same
-//! bytes). Each measurement runs in its own process, `--runs` times (default 5); medians are
-//! printed, with peak RSS from the kernel's accounting of that process.
+//! bytes). Each measurement runs in its own process, once per round, for `--runs` rounds
+//! (default 5); medians are printed, with peak RSS from the kernel's accounting of that process,
+//! and each ratio is the median of the ratios between runs of the same round. `bench huge` also
+//! runs the fleet's lint in its rounds, for the ratio of the two.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -347,24 +349,60 @@ fn median<T: Copy + Ord>(mut v: Vec<T>) -> T {
 
 struct Row {
     name: String,
-    wall: Duration,
+    /// One wall time per round, in round order.
+    walls: Vec<Duration>,
     rss: u64,
 }
 
-fn run(name: &str, runs: usize, mut make: impl FnMut() -> Command) -> Row {
-    let mut walls = Vec::new();
-    let mut rss = Vec::new();
+impl Row {
+    fn wall(&self) -> Duration {
+        median(self.walls.clone())
+    }
+}
+
+type Make = Box<dyn FnMut() -> Command>;
+
+/// Runs every command once per round, round after round. This machine's speed drifts over
+/// seconds; interleaving puts each round's runs under the same conditions, so the ratios below
+/// compare runs of one round with each other.
+fn run_rounds(runs: usize, mut benches: Vec<(String, Make)>) -> Vec<Row> {
+    let mut rows: Vec<(Row, Vec<u64>)> = benches
+        .iter()
+        .map(|(name, _)| {
+            let row = Row {
+                name: name.clone(),
+                walls: Vec::new(),
+                rss: 0,
+            };
+            (row, Vec::new())
+        })
+        .collect();
     for _ in 0..runs {
-        let (wall, peak, code) = measure(&mut make());
-        assert!(code == 0 || code == 1, "{name} exited with {code}");
-        walls.push(wall);
-        rss.push(peak);
+        for ((name, make), (row, rss)) in benches.iter_mut().zip(&mut rows) {
+            let (wall, peak, code) = measure(&mut make());
+            assert!(code == 0 || code == 1, "{name} exited with {code}");
+            row.walls.push(wall);
+            rss.push(peak);
+        }
     }
-    Row {
-        name: name.to_string(),
-        wall: median(walls),
-        rss: median(rss),
-    }
+    rows.into_iter()
+        .map(|(mut row, rss)| {
+            row.rss = median(rss);
+            row
+        })
+        .collect()
+}
+
+/// The median over rounds of `a`'s wall time over `b`'s in the same round.
+fn paired(a: &Row, b: &Row) -> f64 {
+    let mut ratios: Vec<f64> = a
+        .walls
+        .iter()
+        .zip(&b.walls)
+        .map(|(x, y)| x.as_secs_f64() / y.as_secs_f64())
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
 }
 
 /// The floors, in this process: discover like the linter, then read (and parse) every file
@@ -442,6 +480,114 @@ fn main() {
         bin.display()
     );
     let target = me.ancestors().nth(3).unwrap().to_path_buf();
+    let (dir, files, bytes) = corpus(&target, size);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let lint = |dir: &Path, threads: usize| -> Make {
+        let (bin, dir) = (bin.clone(), dir.to_path_buf());
+        Box::new(move || {
+            let mut c = Command::new(&bin);
+            c.arg(&dir)
+                .args(["--fail-on", "never", "-q", "--threads"])
+                .arg(threads.to_string());
+            c
+        })
+    };
+    let floor_cmd = |kind: &'static str, threads: usize| -> Make {
+        let (me, dir) = (me.clone(), dir.clone());
+        Box::new(move || {
+            let mut c = Command::new(&me);
+            c.args(["floor", kind]).arg(&dir).arg(threads.to_string());
+            c
+        })
+    };
+    // A pre-commit run: one changed overlay patch, read in the context of its repository. As
+    // pre-commit runs hooks, from the repository's top with the path below it.
+    let changed = "services/svc-0001/overlays/prod/deployment-patch.yaml";
+    let precommit = |cache: Option<PathBuf>| -> Make {
+        let (bin, dir) = (bin.clone(), dir.clone());
+        Box::new(move || {
+            let mut c = Command::new(&bin);
+            c.current_dir(&dir)
+                .arg("--context")
+                .arg(changed)
+                .args(["--fail-on", "never", "-q"]);
+            if let Some(dir) = &cache {
+                c.arg("--cache-dir").arg(dir);
+            }
+            c
+        })
+    };
+    // The hook's own setting: the cache is filled by the first commit and read by the next.
+    let cache = target.join("bench").join(format!("cache-{size}"));
+    let _ = std::fs::remove_dir_all(&cache);
+    let (_, _, code) = measure(&mut precommit(Some(cache.clone()))());
+    assert!(
+        code == 0 || code == 1,
+        "filling the cache exited with {code}"
+    );
+    let mut benches: Vec<(String, Make)> = vec![
+        (format!("lint ({cores} threads)"), lint(&dir, cores)),
+        ("lint (1 thread)".into(), lint(&dir, 1)),
+        (
+            format!("parse floor ({cores} threads)"),
+            floor_cmd("parse", cores),
+        ),
+        (
+            format!("read floor ({cores} threads)"),
+            floor_cmd("read", cores),
+        ),
+        ("pre-commit, one changed file".into(), precommit(None)),
+        ("pre-commit, warm --cache".into(), precommit(Some(cache))),
+    ];
+    // Above `fleet`, the fleet's lint runs in the same rounds: how the lint scales with the
+    // repository is a ratio of two runs, and drift between invocations would swamp it.
+    let fleet = (size == "huge").then(|| corpus(&target, "fleet"));
+    if let Some((fleet_dir, ..)) = &fleet {
+        benches.push((
+            format!("lint fleet ({cores} threads)"),
+            lint(fleet_dir, cores),
+        ));
+    }
+    let rows = run_rounds(runs, benches);
+    println!(
+        "corpus: {size}, {} files, {:.1} MB, {cores} cores, median of {runs} rounds\n",
+        files as usize,
+        bytes / 1e6
+    );
+    println!(
+        "{:<32} {:>9} {:>10} {:>8} {:>10}",
+        "", "wall ms", "files/s", "MB/s", "peak RSS"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let s = r.wall().as_secs_f64();
+        let (files, bytes) = match &fleet {
+            Some((_, f, b)) if i == 6 => (*f, *b),
+            _ => (files, bytes),
+        };
+        println!(
+            "{:<32} {:>9.0} {:>10.0} {:>8.1} {:>7} MB",
+            r.name,
+            s * 1e3,
+            files / s,
+            bytes / 1e6 / s,
+            r.rss / 1024
+        );
+    }
+    println!("\nmedians of the ratios of runs in the same round:");
+    println!(
+        "lint / parse floor: {:.2}x   lint / read floor: {:.2}x   1 → {cores} threads: {:.2}x speedup",
+        paired(&rows[0], &rows[2]),
+        paired(&rows[0], &rows[3]),
+        paired(&rows[1], &rows[0])
+    );
+    if fleet.is_some() {
+        println!("{size} / fleet: {:.2}x", paired(&rows[0], &rows[6]));
+    }
+}
+
+/// The corpus of `size` under `target/bench`, generated on first use: its directory, files
+/// and bytes.
+fn corpus(target: &Path, size: &str) -> (PathBuf, f64, f64) {
     let dir = target.join("bench").join(size);
     let stamp = dir.join(".generated");
     if !stamp.exists() {
@@ -457,92 +603,5 @@ fn main() {
     }
     let stamp = std::fs::read_to_string(&stamp).unwrap();
     let mut it = stamp.split_whitespace().map(|n| n.parse::<f64>().unwrap());
-    let (files, bytes) = (it.next().unwrap(), it.next().unwrap());
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let lint = |threads: usize| {
-        let (bin, dir) = (bin.clone(), dir.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.arg(&dir)
-                .args(["--fail-on", "never", "-q", "--threads"])
-                .arg(threads.to_string());
-            c
-        }
-    };
-    let floor_cmd = |kind: &'static str, threads: usize| {
-        let (me, dir) = (me.clone(), dir.clone());
-        move || {
-            let mut c = Command::new(&me);
-            c.args(["floor", kind]).arg(&dir).arg(threads.to_string());
-            c
-        }
-    };
-    // A pre-commit run: one changed overlay patch, read in the context of its repository. As
-    // pre-commit runs hooks, from the repository's top with the path below it.
-    let changed = "services/svc-0001/overlays/prod/deployment-patch.yaml";
-    let precommit = |cache: Option<PathBuf>| {
-        let (bin, dir) = (bin.clone(), dir.clone());
-        move || {
-            let mut c = Command::new(&bin);
-            c.current_dir(&dir)
-                .arg("--context")
-                .arg(changed)
-                .args(["--fail-on", "never", "-q"]);
-            if let Some(dir) = &cache {
-                c.arg("--cache-dir").arg(dir);
-            }
-            c
-        }
-    };
-    // The hook's own setting: the cache is filled by the first commit and read by the next.
-    let cache = target.join("bench").join(format!("cache-{size}"));
-    let _ = std::fs::remove_dir_all(&cache);
-    let (_, _, code) = measure(&mut precommit(Some(cache.clone()))());
-    assert!(
-        code == 0 || code == 1,
-        "filling the cache exited with {code}"
-    );
-    let rows = vec![
-        run(&format!("lint ({cores} threads)"), runs, lint(cores)),
-        run("lint (1 thread)", runs, lint(1)),
-        run(
-            &format!("parse floor ({cores} threads)"),
-            runs,
-            floor_cmd("parse", cores),
-        ),
-        run(
-            &format!("read floor ({cores} threads)"),
-            runs,
-            floor_cmd("read", cores),
-        ),
-        run("pre-commit, one changed file", runs, precommit(None)),
-        run("pre-commit, warm --cache", runs, precommit(Some(cache))),
-    ];
-    println!(
-        "corpus: {size}, {} files, {:.1} MB, {cores} cores, median of {runs} runs\n",
-        files as usize,
-        bytes / 1e6
-    );
-    println!(
-        "{:<32} {:>9} {:>10} {:>8} {:>10}",
-        "", "wall ms", "files/s", "MB/s", "peak RSS"
-    );
-    for r in &rows {
-        let s = r.wall.as_secs_f64();
-        println!(
-            "{:<32} {:>9.0} {:>10.0} {:>8.1} {:>7} MB",
-            r.name,
-            s * 1e3,
-            files / s,
-            bytes / 1e6 / s,
-            r.rss / 1024
-        );
-    }
-    let ms = |i: usize| rows[i].wall.as_secs_f64();
-    println!(
-        "\nlint / parse floor: {:.2}x   lint / read floor: {:.2}x   1 → {cores} threads: {:.2}x speedup",
-        ms(0) / ms(2),
-        ms(0) / ms(3),
-        ms(1) / ms(0)
-    );
+    (dir, it.next().unwrap(), it.next().unwrap())
 }
