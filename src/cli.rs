@@ -631,8 +631,11 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     }
 
     if args.timings {
-        for (phase, took) in &outcome.summary.phases {
-            eprintln!("{phase:>24}: {:>7.1} ms", took.as_secs_f64() * 1e3);
+        for (phase, took, rss) in &outcome.summary.phases {
+            let rss = rss.map_or(String::new(), |kib| {
+                format!("   peak RSS {:>5} MB", kib / 1024)
+            });
+            eprintln!("{phase:>24}: {:>7.1} ms{rss}", took.as_secs_f64() * 1e3);
         }
         eprintln!(
             "{:>24}: {:>7.1} ms",

@@ -55,8 +55,9 @@ pub struct Summary {
     pub suppressed: usize,
     pub baselined: usize,
     pub elapsed: Duration,
-    /// Wall time of each stage, in pipeline order (`--timings`).
-    pub phases: Vec<(&'static str, Duration)>,
+    /// Each stage in pipeline order, with its wall time and the peak RSS (KiB) at its end,
+    /// where the system says (`--timings`).
+    pub phases: Vec<(&'static str, Duration, Option<u64>)>,
 }
 
 impl Summary {
@@ -415,11 +416,19 @@ pub struct Loaded {
     pub clean: Vec<bool>,
 }
 
+/// The process's peak resident set so far, in KiB, on systems with `/proc` (`--timings`).
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Discovers, reads and parses every file, and finds the repository they belong to.
 pub fn load(opts: &Options) -> Result<Loaded, String> {
     let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let discovered = started.elapsed();
+    let discovered_rss = peak_rss();
     let results: Vec<FileResult> = match &opts.report_only {
         None => found
             .files
@@ -435,10 +444,14 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         skipped: found.skipped,
         ..Summary::default()
     };
-    summary.phases.push(("discover", discovered));
     summary
         .phases
-        .push(("read, parse, recognise", started.elapsed() - discovered));
+        .push(("discover", discovered, discovered_rss));
+    summary.phases.push((
+        "read, parse, recognise",
+        started.elapsed() - discovered,
+        peak_rss(),
+    ));
     let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
     roots.sort();
     roots.dedup();
@@ -527,7 +540,9 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     } = loaded;
     let rendering = Instant::now();
     let graph = render::build(&sources, &docs, repo);
-    summary.phases.push(("render", rendering.elapsed()));
+    summary
+        .phases
+        .push(("render", rendering.elapsed(), peak_rss()));
     let checking = Instant::now();
     redactions.extend(
         graph
@@ -581,7 +596,9 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
                 .filter_map(|f| configure(f, &opts.config, &sources)),
         );
     }
-    summary.phases.push(("rules", checking.elapsed()));
+    summary
+        .phases
+        .push(("rules", checking.elapsed(), peak_rss()));
     let settling = Instant::now();
     let mut findings = settle(findings);
     if let Some(only) = &opts.report_only {
@@ -629,7 +646,9 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         }
     }
     summary.not_rendered = graph.notes.clone();
-    summary.phases.push(("settle, filter", settling.elapsed()));
+    summary
+        .phases
+        .push(("settle, filter", settling.elapsed(), peak_rss()));
     summary.elapsed = started.elapsed();
     Outcome {
         sources,

@@ -83,6 +83,32 @@ fn explain_prints_the_doc_and_suggests_near_misses() {
 }
 
 #[test]
+fn timings_go_to_stderr_and_leave_the_report_alone() {
+    let plain = run(&["--format", "json", EXAMPLE]);
+    let timed = run(&["--format", "json", "--timings", EXAMPLE]);
+    assert_eq!(plain.code, timed.code);
+    assert_eq!(plain.stdout, timed.stdout);
+    let stages = [
+        "discover",
+        "read, parse, recognise",
+        "render",
+        "rules",
+        "total",
+    ];
+    for stage in stages {
+        let line = timed
+            .stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{stage}:")))
+            .unwrap_or_else(|| panic!("no {stage} line in {}", timed.stderr));
+        assert!(line.contains(" ms"), "{line}");
+        if cfg!(target_os = "linux") && stage != "total" {
+            assert!(line.contains("peak RSS"), "{line}");
+        }
+    }
+}
+
+#[test]
 fn output_does_not_depend_on_thread_count() {
     let one = run(&["--format", "json", "--threads", "1", "fixtures"]);
     let many = run(&["--format", "json", "--threads", "8", "fixtures"]);
