@@ -70,17 +70,16 @@ pub fn expand(
     }
     for params in sets.into_iter().take(MAX_APPS) {
         let mut t = template.clone();
-        let flat = flatten(&params);
-        substitute(&mut t, &|text| {
-            if go {
-                template::render_go(text, &J::Object(params.clone()), missing_error).ok()
-            } else {
-                Some(template::render_fast(text, &flat))
-            }
+        // One parameter set serves every templated field: built once, not once per field.
+        let flat = (!go).then(|| flatten(&params));
+        let data = J::Object(params);
+        substitute(&mut t, &|text| match &flat {
+            None => template::render_go(text, &data, missing_error).ok(),
+            Some(flat) => Some(template::render_fast(text, flat)),
         });
         let mut app = application(appset, t);
         if let (true, Some(patch)) = (go, patch) {
-            apply_template_patch(&mut app, patch, &params, missing_error);
+            apply_template_patch(&mut app, patch, &data, missing_error);
         }
         out.push(app);
     }
@@ -90,9 +89,9 @@ pub fn expand(
 /// `templatePatch` (goTemplate only): rendered with the same parameters, then merged into the
 /// generated Application. A patch that does not render or parse leaves the Application as the
 /// template made it.
-fn apply_template_patch(app: &mut Object, patch: &Node, params: &Params, missing_error: bool) {
+fn apply_template_patch(app: &mut Object, patch: &Node, data: &J, missing_error: bool) {
     let text = patch.as_str().unwrap_or_default();
-    let Ok(rendered) = template::render_go(text, &J::Object(params.clone()), missing_error) else {
+    let Ok(rendered) = template::render_go(text, data, missing_error) else {
         return;
     };
     let Ok(docs) = super::parse_inline(&rendered, patch.span) else {
