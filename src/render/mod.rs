@@ -267,24 +267,31 @@ impl<'a> Files<'a> {
     /// written relative to `root` with `/`: what a git generator matches its patterns against.
     pub fn dirs_below(&self, root: &Path) -> Arc<BTreeSet<String>> {
         let made = |root: &Path| {
-            let rel = |p: &Path| -> String {
-                p.strip_prefix(root)
-                    .unwrap_or(p)
-                    .to_string_lossy()
-                    .replace('\\', "/")
+            use crate::paths::{bytes, parent_normal, starts_with_normal};
+            // Directories and roots here are normal, so prefixes, parents and equality are
+            // matters of bytes.
+            let root = crate::paths::normalized(root);
+            let r = bytes(&root);
+            let rel = |a: &[u8]| -> String {
+                let rest = &a[r.len()..];
+                let rest = match rest.strip_prefix(b"/") {
+                    Some(inner) if !r.is_empty() => inner,
+                    _ => rest,
+                };
+                String::from_utf8_lossy(rest).replace('\\', "/")
             };
             // Sibling directories share their parents: the walk up stops at the first one
             // already seen.
-            let mut seen: HashSet<&Path> = HashSet::default();
+            let mut seen: HashSet<&[u8]> = HashSet::default();
             let mut dirs: BTreeSet<String> = BTreeSet::new();
             for d in self.dirs() {
-                if d.starts_with(root) {
-                    for a in d.ancestors() {
-                        if !a.starts_with(root) || a == root || !seen.insert(a) {
-                            break;
-                        }
-                        dirs.insert(rel(a));
+                let mut up = Some(bytes(d));
+                while let Some(a) = up {
+                    if !starts_with_normal(a, r) || a == r || !seen.insert(a) {
+                        break;
                     }
+                    dirs.insert(rel(a));
+                    up = parent_normal(a);
                 }
             }
             Arc::new(dirs)
