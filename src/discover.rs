@@ -207,7 +207,8 @@ fn clean(path: &Path) -> PathBuf {
         return path.to_path_buf();
     }
     // `./` and a plain rest, as the walk of `.` yields: the rest is what `strip_prefix` gives.
-    if let Some(rest) = b.strip_prefix(b"./") {
+    // A rest that starts with `/` (`.//x`) would read as absolute: `Path` decides those.
+    if let Some(rest) = b.strip_prefix(b"./").filter(|r| !r.starts_with(b"/")) {
         let rest = crate::paths::from_bytes(rest);
         if !rest.as_os_str().is_empty() && crate::paths::is_plain(&rest) {
             return rest;
@@ -372,5 +373,31 @@ fn consider(
     } else {
         out.files
             .push((path, size.unwrap_or(0), meta.and_then(Stamp::of)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_drops_a_leading_dot_as_path_does() {
+        for p in [
+            ".",
+            "./",
+            "./x",
+            ".//x",
+            ".///x",
+            "./a/b.yaml",
+            "./a/./b",
+            "./.x",
+            "x",
+            "./../x",
+            "..x",
+        ] {
+            let path = Path::new(p);
+            let expected = path.strip_prefix(".").unwrap_or(path);
+            assert_eq!(clean(path), expected, "{p:?}");
+        }
     }
 }
