@@ -102,14 +102,12 @@ pub fn cmp_if(plain: bool, a: &Path, b: &Path) -> Ordering {
 /// Sorts items by a path in `Path` order: on bytes when every path allows it, checked once
 /// per path rather than once per comparison.
 pub fn sort_by_path<T>(items: &mut [T], path: impl Fn(&T) -> &Path) {
-    let plain = items.iter().all(|i| is_plain(path(i)));
-    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)));
+    sort_then(items, &path, |_, _| Ordering::Equal);
 }
 
 /// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the first.
 pub fn sort_dedup_by_path<T>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
-    let plain = items.iter().all(|i| is_plain(path(i)));
-    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)));
+    let plain = sort_then(items, &path, |_, _| Ordering::Equal);
     // Plain paths are equal exactly when their bytes are; `Path` equality parses components.
     if plain {
         items.dedup_by(|a, b| bytes(path(a)) == bytes(path(b)));
@@ -121,8 +119,27 @@ pub fn sort_dedup_by_path<T>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
 /// Sorts items in their own order where that order starts with a path ([`sort_by_path`]'s
 /// comparison first, the items' own to break ties): for `(PathBuf, reason)` lists.
 pub fn sort_by_path_then<T: Ord>(items: &mut [T], path: impl Fn(&T) -> &Path) {
+    sort_then(items, &path, T::cmp);
+}
+
+/// The sort of the three above: by path, then by `tie`. Says whether every path was plain.
+fn sort_then<T>(
+    items: &mut [T],
+    path: &impl Fn(&T) -> &Path,
+    tie: impl Fn(&T, &T) -> Ordering,
+) -> bool {
     let plain = items.iter().all(|i| is_plain(path(i)));
-    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| a.cmp(b)));
+    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| tie(a, b)));
+    plain
+}
+
+/// The deepest of `roots` that holds `path`, when roots nest.
+pub fn deepest_root<'r>(roots: &'r [PathBuf], path: &Path) -> Option<&'r Path> {
+    roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.components().count())
+        .map(PathBuf::as_path)
 }
 
 /// Resolves `a/b/../c` without touching the file system; leading `..` are kept.

@@ -75,11 +75,7 @@ pub struct Argo {
 
 /// The root `path` lies in: the deepest of `roots`.
 fn root_of<'r>(roots: &'r [PathBuf], path: &Path) -> &'r Path {
-    roots
-        .iter()
-        .filter(|r| path.starts_with(r))
-        .max_by_key(|r| r.components().count())
-        .map_or(Path::new(""), |r| r.as_path())
+    crate::paths::deepest_root(roots, path).unwrap_or(Path::new(""))
 }
 
 fn argo(root: &Path, docs: &[&Node]) -> Argo {

@@ -168,10 +168,9 @@ impl<'a> Files<'a> {
             .collect();
         let plain = paths.iter().all(|p| crate::paths::is_plain(p));
         let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
-        // Each parent is found once: `Path::parent` parses components, and the sort below
-        // would ask for it at every comparison.
-        // Every path is normal, so its parent is the bytes before the last separator, and two
-        // directories are the same exactly when their bytes are.
+        // Each parent is found once, not at every comparison of the sort below. Every path is
+        // normal, so its parent is the bytes before the last separator, and two directories
+        // are the same exactly when their bytes are.
         let parents: Vec<&Path> = paths
             .iter()
             .map(|p| crate::paths::parent_of_normal(p).unwrap_or(Path::new("")))
@@ -202,12 +201,9 @@ impl<'a> Files<'a> {
 
     /// The repository root that holds `path`: the deepest one, when roots nest.
     pub fn root_of(&self, path: &Path) -> PathBuf {
-        self.roots
-            .iter()
-            .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.components().count())
-            .or(self.roots.first())
-            .cloned()
+        crate::paths::deepest_root(&self.roots, path)
+            .or(self.roots.first().map(PathBuf::as_path))
+            .map(Path::to_path_buf)
             .unwrap_or_default()
     }
 
