@@ -488,6 +488,7 @@ fn lint_options(path: PathBuf) -> Options {
         report_only: None,
         overlay: Default::default(),
         cache: None,
+        timings: false,
     }
 }
 

@@ -383,6 +383,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
         report_only: None,
         overlay: Default::default(),
         cache: None,
+        timings: false,
     }
 }
 
@@ -467,6 +468,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
+    opts.timings = args.timings;
     let mut paths = args.paths.clone();
     if let Some(rev) = &args.changed_since {
         let mut changed = Vec::new();

@@ -42,6 +42,8 @@ pub struct Options {
     pub overlay: Arc<HashMap<PathBuf, String>>,
     /// Where `--context` runs keep what the first look at each file found (`--cache`).
     pub cache: Option<PathBuf>,
+    /// Measure each stage's peak RSS too (`--timings`); other runs do not read `/proc`.
+    pub timings: bool,
 }
 
 #[derive(Debug, Default)]
@@ -416,8 +418,12 @@ pub struct Loaded {
     pub clean: Vec<bool>,
 }
 
-/// The process's peak resident set so far, in KiB, on systems with `/proc` (`--timings`).
-fn peak_rss() -> Option<u64> {
+/// The process's peak resident set so far, in KiB, on systems with `/proc`, when `--timings`
+/// asks for it.
+fn peak_rss(opts: &Options) -> Option<u64> {
+    if !opts.timings {
+        return None;
+    }
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
@@ -428,7 +434,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let started = Instant::now();
     let found = discover::discover(&opts.paths, &opts.discover)?;
     let discovered = started.elapsed();
-    let discovered_rss = peak_rss();
+    let discovered_rss = peak_rss(opts);
     let results: Vec<FileResult> = match &opts.report_only {
         None => found
             .files
@@ -450,7 +456,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     summary.phases.push((
         "read, parse, recognise",
         started.elapsed() - discovered,
-        peak_rss(),
+        peak_rss(opts),
     ));
     let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
     roots.sort();
@@ -542,7 +548,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let graph = render::build(&sources, &docs, repo);
     summary
         .phases
-        .push(("render", rendering.elapsed(), peak_rss()));
+        .push(("render", rendering.elapsed(), peak_rss(opts)));
     let checking = Instant::now();
     redactions.extend(
         graph
@@ -598,7 +604,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     }
     summary
         .phases
-        .push(("rules", checking.elapsed(), peak_rss()));
+        .push(("rules", checking.elapsed(), peak_rss(opts)));
     let settling = Instant::now();
     let mut findings = settle(findings);
     if let Some(only) = &opts.report_only {
@@ -648,7 +654,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     summary.not_rendered = graph.notes.clone();
     summary
         .phases
-        .push(("settle, filter", settling.elapsed(), peak_rss()));
+        .push(("settle, filter", settling.elapsed(), peak_rss(opts)));
     summary.elapsed = started.elapsed();
     Outcome {
         sources,

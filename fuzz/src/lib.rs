@@ -86,6 +86,7 @@ pub fn options() -> Options {
         report_only: None,
         overlay: Default::default(),
         cache: None,
+        timings: false,
     }
 }
 
