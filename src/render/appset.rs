@@ -10,7 +10,6 @@ use crate::model::Object;
 use crate::yaml::{self, typing, Node, ParseLimits, Value};
 use serde_json::{Map, Value as J};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// More generated Applications than this from one ApplicationSet are not analysed.
 const MAX_APPS: usize = 1000;
@@ -365,12 +364,6 @@ impl Cx<'_, '_> {
         }
         let files = self.files;
         let root = files.root_of(files.path(self.appset_file));
-        let rel = |p: &Path| -> String {
-            p.strip_prefix(&root)
-                .unwrap_or(p)
-                .to_string_lossy()
-                .replace('\\', "/")
-        };
         let dirs = files.dirs_below(&root);
         let mut sets = Vec::new();
         if let Some(entries) = git.get("directories") {
@@ -417,7 +410,7 @@ impl Cx<'_, '_> {
             let mut matched = false;
             for id in files.files_in(&root, true) {
                 let path = files.path(id);
-                let r = rel(path);
+                let r = super::relative(crate::paths::bytes(&root), crate::paths::bytes(path));
                 if !m.is_match(&r) {
                     continue;
                 }

@@ -103,6 +103,21 @@ pub(crate) fn glob(pattern: &str, literal_separator: bool) -> Option<globset::Gl
         .map(|g| g.compile_matcher())
 }
 
+/// `path` relative to `root`, both normal and given as bytes, written with `/`: what
+/// generator patterns are matched against. A path outside `root` is written whole.
+pub(crate) fn relative(root: &[u8], path: &[u8]) -> String {
+    let rest = if crate::paths::starts_with_normal(path, root) {
+        let rest = &path[root.len()..];
+        match rest.strip_prefix(b"/") {
+            Some(inner) if !root.is_empty() => inner,
+            _ => rest,
+        }
+    } else {
+        path
+    };
+    String::from_utf8_lossy(rest).replace('\\', "/")
+}
+
 /// Builds one kustomization directory on its own: what `kustomize build dir` prints.
 pub fn build_kustomization(
     sources: &SourceDb,
@@ -268,14 +283,6 @@ impl<'a> Files<'a> {
             // matters of bytes.
             let root = crate::paths::normalized(root);
             let r = bytes(&root);
-            let rel = |a: &[u8]| -> String {
-                let rest = &a[r.len()..];
-                let rest = match rest.strip_prefix(b"/") {
-                    Some(inner) if !r.is_empty() => inner,
-                    _ => rest,
-                };
-                String::from_utf8_lossy(rest).replace('\\', "/")
-            };
             // Sibling directories share their parents: the walk up stops at the first one
             // already seen.
             let mut seen: HashSet<&[u8]> = HashSet::default();
@@ -286,7 +293,7 @@ impl<'a> Files<'a> {
                     if !starts_with_normal(a, r) || a == r || !seen.insert(a) {
                         break;
                     }
-                    dirs.insert(rel(a));
+                    dirs.insert(relative(r, a));
                     up = parent_normal(a);
                 }
             }
@@ -388,5 +395,31 @@ impl<'a> Files<'a> {
             .text
             .get(span.range())
             .unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_agrees_with_strip_prefix_on_normal_paths() {
+        let roots = ["", "/", "a", "/a", "a/b"];
+        let paths = ["a", "a/b", "a/b/c", "ab/c", "/a/x", "/x", "x", "a/bc"];
+        for root in roots {
+            for path in paths {
+                let (r, p) = (Path::new(root), Path::new(path));
+                let expected = p
+                    .strip_prefix(r)
+                    .unwrap_or(p)
+                    .to_string_lossy()
+                    .into_owned();
+                assert_eq!(
+                    relative(root.as_bytes(), path.as_bytes()),
+                    expected,
+                    "{path:?} below {root:?}"
+                );
+            }
+        }
     }
 }
