@@ -100,6 +100,8 @@ struct FileResult {
     problems: Vec<Finding>,
     redactions: Vec<Span>,
     skip: Option<SkipReason>,
+    /// Subtrees nothing reads were dropped from its objects ([`Object::slim`]).
+    slimmed: bool,
 }
 
 fn problem_finding(
@@ -148,6 +150,7 @@ fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
         problems: Vec::new(),
         redactions: Vec::new(),
         skip: Some(reason),
+        slimmed: false,
     }
 }
 
@@ -258,6 +261,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             docs: FileDocs::default(),
             problems: vec![f],
             skip: None,
+            slimmed: false,
         };
     }
     let parsed = yaml::parse(id, &text, limits);
@@ -273,6 +277,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             problems: Vec::new(),
             redactions: Vec::new(),
             skip: Some(SkipReason::HelmTemplate),
+            slimmed: false,
         };
     }
     let mut parsed = parsed;
@@ -280,7 +285,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
-    let docs = file_docs(id, &path, parsed);
+    let mut docs = file_docs(id, &path, parsed);
     let mut redactions: Vec<_> = docs
         .objects
         .iter()
@@ -289,12 +294,21 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
     if broken {
         redactions.extend(crate::model::unparsed_secret_spans(id, &text));
     }
+    // Done here, while the file is the only one in hand: what nothing reads is never held for
+    // the whole run. The objects are not shared yet.
+    let mut slimmed = false;
+    for obj in &mut docs.objects {
+        if let Some(obj) = Arc::get_mut(obj) {
+            slimmed |= obj.slim(&docs.directives);
+        }
+    }
     FileResult {
         source: SourceFile::new(path, text),
         docs,
         problems,
         redactions,
         skip: None,
+        slimmed,
     }
 }
 
@@ -465,7 +479,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     for root in &roots {
         urls.extend(repo::git_remotes(root));
     }
-    Ok(assemble(results, summary, roots, urls))
+    Ok(assemble(results, summary, roots, urls, opts.limits))
 }
 
 /// Parses files held in memory as if they had been read from disk under `root`, which is
@@ -482,6 +496,7 @@ pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options
         Summary::default(),
         vec![root],
         opts.repo_urls.clone(),
+        opts.limits,
     )
 }
 
@@ -490,13 +505,18 @@ fn assemble(
     mut summary: Summary,
     roots: Vec<PathBuf>,
     urls: Vec<String>,
+    limits: ParseLimits,
 ) -> Loaded {
     let mut sources = SourceDb::default();
     let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
     let mut redactions = Vec::new();
     let mut clean = Vec::with_capacity(results.len());
+    let mut slimmed = Vec::new();
     for r in results {
+        if r.slimmed {
+            slimmed.push(docs.len() as FileId);
+        }
         clean.push(r.skip.is_none() && r.problems.is_empty());
         match r.skip {
             Some(SkipReason::OutOfScope) => {}
@@ -508,6 +528,7 @@ fn assemble(
         findings.extend(r.problems);
         redactions.extend(r.redactions);
     }
+    restore_named(&sources, &mut docs, &slimmed, limits);
     for obj in docs.iter().flat_map(|d| &d.objects) {
         *summary.objects_by_kind.entry(obj.kind.clone()).or_default() += 1;
     }
@@ -524,6 +545,47 @@ fn assemble(
         summary,
         repo: repo::Repo { roots, urls },
         clean,
+    }
+}
+
+/// Gives the files that a kustomization names back the subtrees [`Object::slim`] dropped:
+/// kustomize may patch anything in them, and renders all of it. The text is parsed again, so
+/// the parse problems it finds were reported already.
+fn restore_named(
+    sources: &SourceDb,
+    docs: &mut [FileDocs],
+    slimmed: &[FileId],
+    limits: ParseLimits,
+) {
+    if slimmed.is_empty() {
+        return;
+    }
+    let named: foldhash::HashSet<PathBuf> = docs
+        .iter()
+        .enumerate()
+        .filter_map(|(id, d)| {
+            let path = render::normalize(&sources.get(id as FileId).path);
+            let first = d
+                .objects
+                .first()
+                .filter(|_| model::is_kustomization_file(&path))?;
+            Some(crate::scope::named_by(&path, &first.root))
+        })
+        .flatten()
+        .collect();
+    let restored: Vec<(FileId, FileDocs)> = slimmed
+        .par_iter()
+        .filter_map(|&id| {
+            let source = sources.get(id);
+            if !named.contains(&render::normalize(&source.path)) {
+                return None;
+            }
+            let parsed = yaml::parse(id, &source.text, limits);
+            Some((id, file_docs(id, &source.path, parsed)))
+        })
+        .collect();
+    for (id, d) in restored {
+        docs[id as usize] = d;
     }
 }
 

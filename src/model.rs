@@ -137,6 +137,71 @@ impl Object {
     }
 }
 
+/// Subtrees that no later stage reads, by `(group, kind, path)`: rules and the graph never
+/// look there, so their trees are dropped once the file is recognised. A CRD's `versions`
+/// hold its OpenAPI schemas, most of its bytes; Argo CD's own install manifest and the
+/// operators' CRD bundles are the largest files in most repositories. Kustomize may patch
+/// anything it renders, so the files a kustomization names keep their whole trees.
+const UNREAD: &[(&str, &str, &[&str])] = &[(
+    "apiextensions.k8s.io",
+    "CustomResourceDefinition",
+    &["spec", "versions"],
+)];
+
+impl Object {
+    /// Drops the [`UNREAD`] subtrees, unless a suppression comment (`directives`) sits inside
+    /// one, where it could cover a node there. What is dropped reads as an empty collection
+    /// with its own span, so anything that points at it still points at the same text.
+    /// Returns whether anything was dropped.
+    pub fn slim(&mut self, directives: &[crate::yaml::Comment]) -> bool {
+        let mut dropped = false;
+        for (group, kind, path) in UNREAD {
+            if !self.is(group, kind) {
+                continue;
+            }
+            let Some((last, parents)) = path.split_last() else {
+                continue;
+            };
+            let Some(entry) = self
+                .root
+                .path_mut(parents)
+                .and_then(Node::entries_mut)
+                .and_then(|e| e.iter_mut().rev().find(|e| e.key.as_str() == Some(last)))
+            else {
+                continue;
+            };
+            if entry.value.items().is_empty() && entry.value.entries().is_empty() {
+                continue;
+            }
+            let (from, to) = (entry.key.span.end, entry.value.span.end);
+            if directives
+                .iter()
+                .any(|c| c.span.file == entry.key.span.file && (from..=to).contains(&c.span.start))
+            {
+                continue;
+            }
+            let flow = matches!(
+                entry.value.value,
+                Value::Seq { flow: true, .. } | Value::Map { flow: true, .. }
+            );
+            let empty = match entry.value.value {
+                Value::Seq { .. } => Value::Seq {
+                    items: Vec::new(),
+                    flow,
+                },
+                Value::Map { .. } => Value::Map {
+                    entries: Vec::new(),
+                    flow,
+                },
+                Value::Scalar(_) => continue,
+            };
+            entry.value.value = empty;
+            dropped = true;
+        }
+        dropped
+    }
+}
+
 pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
@@ -270,4 +335,83 @@ pub fn unparsed_secret_spans(file: FileId, text: &str) -> Vec<Span> {
         offset += line.len();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::yaml::{self, ParseLimits};
+    use std::path::Path;
+
+    const CRD: &str = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Widget\n  scope: Cluster\n  versions:\n    - name: v1\n      schema:\n        openAPIV3Schema:\n          type: object\n";
+
+    fn slimmed(text: &str) -> (bool, super::Object, super::Object) {
+        let parsed = yaml::parse(0, text, ParseLimits::default());
+        let directives: Vec<_> = parsed
+            .comments
+            .into_iter()
+            .filter(crate::suppress::is_directive)
+            .collect();
+        let (mut objects, _) = super::recognise(0, Path::new("crd.yaml"), parsed.documents);
+        let whole = objects[0].clone();
+        let dropped = objects[0].slim(&directives);
+        (dropped, whole, objects.remove(0))
+    }
+
+    #[test]
+    fn a_crd_keeps_all_but_its_schemas() {
+        let (dropped, whole, slim) = slimmed(CRD);
+        assert!(dropped);
+        let versions = |o: &super::Object| o.root.path(&["spec", "versions"]).unwrap().clone();
+        let (before, after) = (versions(&whole), versions(&slim));
+        assert_eq!(before.items().len(), 1);
+        assert!(after.is_seq() && after.items().is_empty());
+        assert_eq!(before.span, after.span);
+        for path in [
+            &["spec", "group"][..],
+            &["spec", "scope"],
+            &["spec", "names", "kind"],
+        ] {
+            assert_eq!(
+                whole.root.path(path).unwrap().as_str(),
+                slim.root.path(path).unwrap().as_str()
+            );
+        }
+        assert_eq!(
+            slim.root.get("metadata").unwrap().span,
+            whole.root.get("metadata").unwrap().span
+        );
+    }
+
+    #[test]
+    fn a_suppression_inside_the_schema_keeps_it() {
+        let text = CRD.replace(
+            "      schema:",
+            "      # gitops-lint: ignore[duplicate-key] generated upstream\n      schema:",
+        );
+        let (dropped, _, slim) = slimmed(&text);
+        assert!(!dropped);
+        assert_eq!(
+            slim.root.path(&["spec", "versions"]).unwrap().items().len(),
+            1
+        );
+        // One before the key is about the key's line, which stays.
+        let text = CRD.replace(
+            "  versions:",
+            "  # gitops-lint: ignore[duplicate-key] generated upstream\n  versions:",
+        );
+        assert!(slimmed(&text).0);
+    }
+
+    #[test]
+    fn other_kinds_keep_everything() {
+        let text = CRD.replace("kind: CustomResourceDefinition", "kind: Widget");
+        let (dropped, _, slim) = slimmed(&text);
+        assert!(!dropped);
+        assert_eq!(
+            slim.root.path(&["spec", "versions"]).unwrap().items().len(),
+            1
+        );
+        let text = CRD.replace("apiextensions.k8s.io/v1", "acme.io/v1");
+        assert!(!slimmed(&text).0);
+    }
 }

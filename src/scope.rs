@@ -38,6 +38,13 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
     out
 }
 
+/// The paths the kustomization at `path` (normalized) names; `root` is its first document, the
+/// one kustomize reads.
+pub fn named_by(path: &Path, root: &Node) -> Vec<PathBuf> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    references(dir, root)
+}
+
 /// A directory an Application (or an ApplicationSet's template) reads, below its root.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
@@ -163,11 +170,11 @@ pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
 pub fn first_look(path: &Path, docs: &[&Node], roots: &[PathBuf]) -> Seen {
     let path = normalize(path);
     if is_kustomization_file(&path) {
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let refs = docs
             .first()
-            .map(|root| references(&dir, root))
+            .map(|root| named_by(&path, root))
             .unwrap_or_default();
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         Seen::Kustomization(dir, refs)
     } else {
         Seen::Argo(argo(root_of(roots, &path), docs))

@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::{json, root, run, stable};
+use common::{json, lint_json, root, run, run_in, stable};
 use gitops_lint::rules::RULES;
+use std::time::Duration;
 
 const EXAMPLE: &str = "fixtures/example-repo";
 
@@ -300,4 +301,44 @@ fn ci_formats_are_stable() {
     assert!(out.stdout.contains("Checked "), "{}", out.stdout);
     let xml = std::fs::read_to_string(&file).unwrap();
     assert!(xml.starts_with("<?xml"), "{xml}");
+}
+
+#[test]
+fn crd_schemas_stay_whole_where_kustomize_renders_them() {
+    // The same CRD twice: alone, where nothing reads its schema, and named by a kustomization
+    // that patches the schema.
+    let crd = |name: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {name}.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Widget\n    plural: {name}\n  scope: Cluster\n  versions:\n    - name: v1\n      served: true\n      storage: true\n      schema:\n        openAPIV3Schema:\n          type: object\n          description: as shipped\n          properties:\n            spec:\n              type: object\n"
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join("crds")).unwrap();
+    std::fs::create_dir_all(d.join("base")).unwrap();
+    std::fs::write(d.join("crds/widgets.yaml"), crd("widgets")).unwrap();
+    std::fs::write(d.join("base/gadgets.yaml"), crd("gadgets")).unwrap();
+    std::fs::write(
+        d.join("base/kustomization.yaml"),
+        "resources: [gadgets.yaml]\npatches:\n  - target: {kind: CustomResourceDefinition}\n    patch: |\n      - op: replace\n        path: /spec/versions/0/schema/openAPIV3Schema/description\n        value: patched\n",
+    )
+    .unwrap();
+    let report = lint_json(d, ".", &[]);
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"kustomize-error"), "{report:#}");
+    assert_eq!(
+        report["summary"]["objects_by_kind"]["CustomResourceDefinition"],
+        2
+    );
+    let run = run_in(d, &["render", "base"], Duration::from_secs(60));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let built = json(&run);
+    let schema = &built[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+    assert_eq!(schema["description"], "patched", "{built:#}");
+    assert_eq!(schema["properties"]["spec"]["type"], "object", "{built:#}");
 }
