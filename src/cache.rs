@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bumped whenever what is stored, or how [`Seen`] is computed, changes meaning.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;

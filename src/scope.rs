@@ -58,7 +58,8 @@ pub struct Source {
 pub enum Seen {
     /// A kustomization: its directory and the paths it references.
     Kustomization(PathBuf, Vec<PathBuf>),
-    /// A file that mentions Argo CD.
+    /// A file that mentions Argo CD, or declares what checks across files read (a
+    /// cluster-scoped CRD).
     Argo(Argo),
     Other,
 }
@@ -75,7 +76,7 @@ pub struct Argo {
     /// It is needed whatever changed: it holds an object whose reach paths cannot tell (an
     /// ApplicationSet, an Application with a templated path) or settings that other objects
     /// read (an AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository
-    /// Secret). Applications that a kustomization includes are needed too (a patch may change
+    /// Secret, a CRD that makes its kind cluster-scoped, which projects must allow). Applications that a kustomization includes are needed too (a patch may change
     /// their paths): [`wanted`] sees to those.
     pub always: bool,
 }
@@ -122,6 +123,13 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             .is_some();
         let settings = argocd_named || argocd_secret;
         seen.objects |= argo_api || settings;
+        // A project's cluster whitelist applies to the kinds such a CRD declares.
+        let cluster_crd = doc.str_at("kind") == Some("CustomResourceDefinition")
+            && doc
+                .str_at("apiVersion")
+                .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
+            && doc.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster");
+        seen.always |= cluster_crd;
         match doc.str_at("kind") {
             Some("Application") => add_sources(doc.get("spec"), &mut seen),
             Some("ApplicationSet") => {
@@ -157,12 +165,13 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
 }
 
 /// Whether the first look at a file needs its documents: a kustomization, for what it
-/// references, or a file that may hold Argo CD objects, for the directories they read. Every
-/// other file is only named.
+/// references, a file that may hold Argo CD objects, for the directories they read, or one
+/// that may declare a cluster-scoped kind. Every other file is only named.
 pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
     is_kustomization_file(path)
         || memchr::memmem::find(bytes, b"argoproj.io").is_some()
         || memchr::memmem::find(bytes, b"argocd-").is_some()
+        || memchr::memmem::find(bytes, b"CustomResourceDefinition").is_some()
 }
 
 /// The first look at a file that [`needs_documents`]: `docs` holds the roots of its documents
