@@ -328,14 +328,20 @@ fn read_capped(
 /// What a parsed file holds for the later stages: its objects, the documents that are not
 /// objects, and its suppression comments.
 pub fn file_docs(id: FileId, path: &std::path::Path, parsed: yaml::ParsedFile) -> FileDocs {
-    let directives = parsed
+    // Each collection is held for the whole run, so none keeps spare capacity: collecting in
+    // place would keep the buffer of every comment (or of every `Object`) behind what is kept.
+    let mut directives: Vec<_> = parsed
         .comments
         .into_iter()
         .filter(crate::suppress::is_directive)
         .collect();
-    let (objects, loose) = model::recognise(id, path, parsed.documents);
+    directives.shrink_to_fit();
+    let (objects, mut loose) = model::recognise(id, path, parsed.documents);
+    loose.shrink_to_fit();
+    let mut shared = Vec::with_capacity(objects.len());
+    shared.extend(objects.into_iter().map(Arc::new));
     FileDocs {
-        objects: objects.into_iter().map(Arc::new).collect(),
+        objects: shared,
         loose,
         directives,
     }
