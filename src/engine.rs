@@ -188,20 +188,22 @@ fn load_in_context(
                 return (First::Cached, Some(seen.clone()));
             }
             match read_file(path, *stamp, opts) {
-                Ok(bytes) if crate::scope::needs_documents(path, &bytes) => {
-                    let r = process_bytes(i as FileId, path.clone(), bytes, opts.limits);
-                    // Objects, the items of a `List` among them, then the other documents.
-                    let docs: Vec<&yaml::Node> = r
-                        .docs
-                        .objects
-                        .iter()
-                        .map(|o| &o.root)
-                        .chain(r.docs.loose.iter().map(|d| &d.root))
-                        .collect();
-                    let seen = crate::scope::first_look(path, &docs, &roots);
-                    (First::Parsed(Box::new(r)), Some(seen))
-                }
-                Ok(_) => (First::Named, Some(Seen::Other)),
+                Ok(bytes) => match crate::scope::needs_documents(path, &bytes) {
+                    None => (First::Named, Some(Seen::Other)),
+                    Some(need) => {
+                        let r = process_bytes(i as FileId, path.clone(), bytes, opts.limits);
+                        // Objects, the items of a `List` among them, then the other documents.
+                        let docs: Vec<&yaml::Node> = r
+                            .docs
+                            .objects
+                            .iter()
+                            .map(|o| &o.root)
+                            .chain(r.docs.loose.iter().map(|d| &d.root))
+                            .collect();
+                        let seen = crate::scope::first_look(path, need, &docs, &roots);
+                        (First::Parsed(Box::new(r)), Some(seen))
+                    }
+                },
                 Err(reason) => (First::Failed(reason), None),
             }
         })

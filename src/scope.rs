@@ -164,29 +164,51 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
     seen
 }
 
-/// Whether the first look at a file needs its documents: a kustomization, for what it
-/// references, a file that may hold Argo CD objects, for the directories they read, or one
-/// that may declare a cluster-scoped kind. Every other file is only named.
-pub fn needs_documents(path: &Path, bytes: &[u8]) -> bool {
-    is_kustomization_file(path)
-        || memchr::memmem::find(bytes, b"argoproj.io").is_some()
-        || memchr::memmem::find(bytes, b"argocd-").is_some()
-        || memchr::memmem::find(bytes, b"CustomResourceDefinition").is_some()
+/// Why the first look at a file needs its documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// A kustomization, for what it references.
+    Kustomization,
+    /// It may hold Argo CD objects, for the directories they read.
+    Argo,
+    /// It may hold a CRD that makes its kind cluster-scoped (its text holds `Cluster`).
+    Kinds,
 }
 
-/// The first look at a file that [`needs_documents`]: `docs` holds the roots of its documents
-/// in order, and `roots` the run's roots, normalized. (Every other file is [`Seen::Other`].)
-pub fn first_look(path: &Path, docs: &[&Node], roots: &[PathBuf]) -> Seen {
-    let path = normalize(path);
-    if is_kustomization_file(&path) {
-        let refs = docs
-            .first()
-            .map(|root| named_by(&path, root))
-            .unwrap_or_default();
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Seen::Kustomization(dir, refs)
+/// Whether the first look at a file needs its documents, and why. Every other file is only
+/// named.
+pub fn needs_documents(path: &Path, bytes: &[u8]) -> Option<Need> {
+    let has = |needle: &[u8]| memchr::memmem::find(bytes, needle).is_some();
+    if is_kustomization_file(path) {
+        Some(Need::Kustomization)
+    } else if has(b"argoproj.io") || has(b"argocd-") {
+        Some(Need::Argo)
+    } else if has(b"CustomResourceDefinition") && has(b"Cluster") {
+        Some(Need::Kinds)
     } else {
-        Seen::Argo(argo(root_of(roots, &path), docs))
+        None
+    }
+}
+
+/// The first look at a file that [`needs_documents`] for `need`: `docs` holds the roots of its
+/// documents in order, and `roots` the run's roots, normalized. (Every other file is
+/// [`Seen::Other`].)
+pub fn first_look(path: &Path, need: Need, docs: &[&Node], roots: &[PathBuf]) -> Seen {
+    let path = normalize(path);
+    match need {
+        Need::Kustomization => {
+            let refs = docs
+                .first()
+                .map(|root| named_by(&path, root))
+                .unwrap_or_default();
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            Seen::Kustomization(dir, refs)
+        }
+        Need::Argo => Seen::Argo(argo(root_of(roots, &path), docs)),
+        Need::Kinds => match argo(root_of(roots, &path), docs) {
+            a if a.always => Seen::Argo(a),
+            _ => Seen::Other,
+        },
     }
 }
 
@@ -412,4 +434,37 @@ fn wanted_with(
             mine || argo || inputs.contains(p) || in_related_dir || in_read_dir || generator_input
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn look(text: &str) -> Option<Seen> {
+        let path = Path::new("crds/widgets.yaml");
+        let need = needs_documents(path, text.as_bytes())?;
+        let parsed = yaml::parse(0, text, yaml::ParseLimits::default());
+        let docs: Vec<&Node> = parsed.documents.iter().map(|d| &d.root).collect();
+        Some(first_look(path, need, &docs, &[PathBuf::new()]))
+    }
+
+    #[test]
+    fn only_crds_that_make_a_kind_cluster_scoped_are_always_needed() {
+        let crd = |scope: &str| {
+            format!("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Widget\n  scope: {scope}\n")
+        };
+        assert!(matches!(look(&crd("Cluster")), Some(Seen::Argo(a)) if a.always && !a.objects));
+        assert!(matches!(look(&crd("\"Cluster\"")), Some(Seen::Argo(a)) if a.always));
+        // Namespaced, though the text says `Cluster` elsewhere: parsed, and found not needed.
+        let text = crd("Namespaced") + "  # see ClusterWidget\n";
+        assert_eq!(look(&text), Some(Seen::Other));
+        // Not parsed at all.
+        assert_eq!(look(&crd("Namespaced")), None);
+        // A file that mentions Argo CD keeps its look, and a cluster CRD in it makes it needed.
+        let text = crd("Cluster").replace(
+            "metadata:\n",
+            "metadata:\n  annotations:\n    argocd.argoproj.io/sync-options: Replace=true\n",
+        );
+        assert!(matches!(look(&text), Some(Seen::Argo(a)) if a.always));
+    }
 }
