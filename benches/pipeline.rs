@@ -382,7 +382,7 @@ fn load_tree(files: &[(&str, &str)]) -> (SourceDb, Vec<FileDocs>) {
             path.display(),
             parsed.problems
         );
-        docs.push(engine::file_docs(id, &path, parsed));
+        docs.push(FileDocs::new(id, &path, parsed));
         assert_eq!(sources.add(SourceFile::new(path, text.to_string())), id);
     }
     (sources, docs)

@@ -7,7 +7,7 @@ use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
-use crate::model::{self, Object};
+use crate::model::Object;
 use crate::render::{self, repo, FileDocs, Graph, Note};
 use crate::rules::{Check, Cx, Sink, Version, RULES};
 use crate::scope::Seen;
@@ -100,8 +100,6 @@ struct FileResult {
     problems: Vec<Finding>,
     redactions: Vec<Span>,
     skip: Option<SkipReason>,
-    /// Subtrees nothing reads were dropped from its objects ([`Object::slim`]).
-    slimmed: bool,
 }
 
 fn problem_finding(
@@ -150,7 +148,6 @@ fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
         problems: Vec::new(),
         redactions: Vec::new(),
         skip: Some(reason),
-        slimmed: false,
     }
 }
 
@@ -263,7 +260,6 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             docs: FileDocs::default(),
             problems: vec![f],
             skip: None,
-            slimmed: false,
         };
     }
     let parsed = yaml::parse(id, &text, limits);
@@ -279,7 +275,6 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             problems: Vec::new(),
             redactions: Vec::new(),
             skip: Some(SkipReason::HelmTemplate),
-            slimmed: false,
         };
     }
     let mut parsed = parsed;
@@ -287,7 +282,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
-    let mut docs = file_docs(id, &path, parsed);
+    let mut docs = FileDocs::new(id, &path, parsed);
     let mut redactions: Vec<_> = docs
         .objects
         .iter()
@@ -296,21 +291,13 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
     if broken {
         redactions.extend(crate::model::unparsed_secret_spans(id, &text));
     }
-    // Done here, while the file is the only one in hand: what nothing reads is never held for
-    // the whole run. The objects are not shared yet.
-    let mut slimmed = false;
-    for obj in &mut docs.objects {
-        if let Some(obj) = Arc::get_mut(obj) {
-            slimmed |= obj.slim(&docs.directives);
-        }
-    }
+    docs.slim(limits);
     FileResult {
         source: SourceFile::new(path, text),
         docs,
         problems,
         redactions,
         skip: None,
-        slimmed,
     }
 }
 
@@ -325,28 +312,6 @@ fn read_capped(
         source::ReadError::TooLarge { size, limit } => SkipReason::TooLarge { size, limit },
         source::ReadError::Io(e) => SkipReason::Unreadable(e.to_string()),
     })
-}
-
-/// What a parsed file holds for the later stages: its objects, the documents that are not
-/// objects, and its suppression comments.
-pub fn file_docs(id: FileId, path: &std::path::Path, parsed: yaml::ParsedFile) -> FileDocs {
-    // Each collection is held for the whole run, so none keeps spare capacity: collecting in
-    // place would keep the buffer of every comment (or of every `Object`) behind what is kept.
-    let mut directives: Vec<_> = parsed
-        .comments
-        .into_iter()
-        .filter(crate::suppress::is_directive)
-        .collect();
-    directives.shrink_to_fit();
-    let (objects, mut loose) = model::recognise(id, path, parsed.documents);
-    loose.shrink_to_fit();
-    let mut shared = Vec::with_capacity(objects.len());
-    shared.extend(objects.into_iter().map(Arc::new));
-    FileDocs {
-        objects: shared,
-        loose,
-        directives,
-    }
 }
 
 fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
@@ -487,7 +452,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     for root in &roots {
         urls.extend(repo::git_remotes(root));
     }
-    Ok(assemble(results, summary, roots, urls, opts.limits))
+    Ok(assemble(results, summary, roots, urls))
 }
 
 /// Parses files held in memory as if they had been read from disk under `root`, which is
@@ -504,7 +469,6 @@ pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options
         Summary::default(),
         vec![root],
         opts.repo_urls.clone(),
-        opts.limits,
     )
 }
 
@@ -513,18 +477,13 @@ fn assemble(
     mut summary: Summary,
     roots: Vec<PathBuf>,
     urls: Vec<String>,
-    limits: ParseLimits,
 ) -> Loaded {
     let mut sources = SourceDb::default();
     let mut docs = Vec::with_capacity(results.len());
     let mut findings = Vec::new();
     let mut redactions = Vec::new();
     let mut clean = Vec::with_capacity(results.len());
-    let mut slimmed = Vec::new();
     for r in results {
-        if r.slimmed {
-            slimmed.push(docs.len() as FileId);
-        }
         clean.push(r.skip.is_none() && r.problems.is_empty());
         match r.skip {
             Some(SkipReason::OutOfScope) => {}
@@ -536,7 +495,6 @@ fn assemble(
         findings.extend(r.problems);
         redactions.extend(r.redactions);
     }
-    restore_named(&sources, &mut docs, &slimmed, limits);
     for obj in docs.iter().flat_map(|d| &d.objects) {
         *summary.objects_by_kind.entry(obj.kind.clone()).or_default() += 1;
     }
@@ -553,47 +511,6 @@ fn assemble(
         summary,
         repo: repo::Repo { roots, urls },
         clean,
-    }
-}
-
-/// Gives the files that a kustomization names back the subtrees [`Object::slim`] dropped:
-/// kustomize may patch anything in them, and renders all of it. The text is parsed again, so
-/// the parse problems it finds were reported already.
-fn restore_named(
-    sources: &SourceDb,
-    docs: &mut [FileDocs],
-    slimmed: &[FileId],
-    limits: ParseLimits,
-) {
-    if slimmed.is_empty() {
-        return;
-    }
-    let named: foldhash::HashSet<PathBuf> = docs
-        .iter()
-        .enumerate()
-        .filter_map(|(id, d)| {
-            let path = render::normalize(&sources.get(id as FileId).path);
-            let first = d
-                .objects
-                .first()
-                .filter(|_| model::is_kustomization_file(&path))?;
-            Some(crate::scope::named_by(&path, &first.root))
-        })
-        .flatten()
-        .collect();
-    let restored: Vec<(FileId, FileDocs)> = slimmed
-        .par_iter()
-        .filter_map(|&id| {
-            let source = sources.get(id);
-            if !named.contains(&render::normalize(&source.path)) {
-                return None;
-            }
-            let parsed = yaml::parse(id, &source.text, limits);
-            Some((id, file_docs(id, &source.path, parsed)))
-        })
-        .collect();
-    for (id, d) in restored {
-        docs[id as usize] = d;
     }
 }
 

@@ -38,13 +38,6 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
     out
 }
 
-/// The paths the kustomization at `path` (normalized) names; `root` is its first document, the
-/// one kustomize reads.
-pub fn named_by(path: &Path, root: &Node) -> Vec<PathBuf> {
-    let dir = path.parent().unwrap_or(Path::new(""));
-    references(dir, root)
-}
-
 /// A directory an Application (or an ApplicationSet's template) reads, below its root.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
@@ -197,11 +190,11 @@ pub fn first_look(path: &Path, need: Need, docs: &[&Node], roots: &[PathBuf]) ->
     let path = normalize(path);
     match need {
         Need::Kustomization => {
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             let refs = docs
                 .first()
-                .map(|root| named_by(&path, root))
+                .map(|root| references(&dir, root))
                 .unwrap_or_default();
-            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
             Seen::Kustomization(dir, refs)
         }
         Need::Argo => Seen::Argo(argo(root_of(roots, &path), docs)),

@@ -323,7 +323,19 @@ fn crd_schemas_stay_whole_where_kustomize_renders_them() {
         "resources: [gadgets.yaml]\npatches:\n  - target: {kind: CustomResourceDefinition}\n    patch: |\n      - op: replace\n        path: /spec/versions/0/schema/openAPIV3Schema/description\n        value: patched\n",
     )
     .unwrap();
-    let report = lint_json(d, ".", &[]);
+    // A patch file only an Application's own kustomize layer names, with a CRD in it.
+    std::fs::create_dir_all(d.join("apps")).unwrap();
+    std::fs::write(
+        d.join("base/gadgets-patch.yaml"),
+        crd("gadgets").replace("as shipped", "from the app"),
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("apps/gadgets.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gadgets\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/fleet.git\n    path: base\n    kustomize:\n      patches:\n        - path: gadgets-patch.yaml\n        - target: {kind: CustomResourceDefinition}\n          patch: |\n            - op: replace\n              path: /spec/versions/0/served\n              value: false\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: gadgets\n",
+    )
+    .unwrap();
+    let report = lint_json(d, ".", &["--repo-url", "https://example.com/fleet.git"]);
     let rules: Vec<&str> = report["findings"]
         .as_array()
         .unwrap()
@@ -333,7 +345,7 @@ fn crd_schemas_stay_whole_where_kustomize_renders_them() {
     assert!(!rules.contains(&"kustomize-error"), "{report:#}");
     assert_eq!(
         report["summary"]["objects_by_kind"]["CustomResourceDefinition"],
-        2
+        3
     );
     let run = run_in(d, &["render", "base"], Duration::from_secs(60));
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -241,7 +241,7 @@ impl<'f> Kustomizer<'f> {
     fn compute(&mut self, dir: &Path) -> Option<Vec<Res>> {
         let kfile = self.files.kustomization(dir)?;
         self.consumed.insert(kfile);
-        let k = self.files.docs(kfile).objects.first()?.root.clone();
+        let k = self.files.whole(kfile).objects.first()?.root.clone();
         self.stack.push(dir.to_path_buf());
         let mut res = Vec::new();
         self.apply(dir, &k, &mut res);
@@ -333,7 +333,7 @@ impl<'f> Kustomizer<'f> {
             self.consumed.insert(id);
             res.extend(
                 self.files
-                    .docs(id)
+                    .whole(id)
                     .objects
                     .iter()
                     .map(|o| Res::new(Object::clone(o))),
@@ -417,7 +417,7 @@ impl<'f> Kustomizer<'f> {
         self.consumed.insert(kfile);
         let Some(k) = self
             .files
-            .docs(kfile)
+            .whole(kfile)
             .objects
             .first()
             .map(|o| o.root.clone())
@@ -456,7 +456,7 @@ impl<'f> Kustomizer<'f> {
             return Vec::new();
         }
         self.consumed.insert(id);
-        let docs = self.files.docs(id);
+        let docs = self.files.whole(id);
         let mut all: Vec<(usize, Option<usize>, &Node)> = docs
             .objects
             .iter()

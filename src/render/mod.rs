@@ -15,7 +15,7 @@ pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit
 
 use crate::model::Object;
 use crate::source::SourceDb;
-use crate::yaml::{Document, FileId, Span};
+use crate::yaml::{Document, FileId, ParseLimits, Span};
 use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
@@ -30,6 +30,67 @@ pub struct FileDocs {
     pub loose: Vec<Document>,
     /// `# gitops-lint:` comments, for the suppression stage.
     pub directives: Vec<crate::yaml::Comment>,
+    /// Set when subtrees that only kustomize reads were dropped ([`Object::slim`]): the limits
+    /// the text was parsed with, to parse it again whole ([`Files::whole`]).
+    pub slimmed: Option<ParseLimits>,
+}
+
+impl FileDocs {
+    /// What a parsed file holds for the later stages: its objects, the documents that are not
+    /// objects, and its suppression comments.
+    pub fn new(id: FileId, path: &Path, parsed: crate::yaml::ParsedFile) -> FileDocs {
+        // Each collection is held for the whole run, so none keeps spare capacity: collecting
+        // in place would keep the buffer of every comment (or of every `Object`) behind what
+        // is kept.
+        let mut directives: Vec<_> = parsed
+            .comments
+            .into_iter()
+            .filter(crate::suppress::is_directive)
+            .collect();
+        directives.shrink_to_fit();
+        let (objects, mut loose) = crate::model::recognise(id, path, parsed.documents);
+        loose.shrink_to_fit();
+        let mut shared = Vec::with_capacity(objects.len());
+        shared.extend(objects.into_iter().map(Arc::new));
+        FileDocs {
+            objects: shared,
+            loose,
+            directives,
+            slimmed: None,
+        }
+    }
+
+    /// Drops from its objects what no stage but kustomize reads, while the file is the only
+    /// one in hand: that is never held for the whole run.
+    pub fn slim(&mut self, limits: ParseLimits) {
+        let mut dropped = false;
+        for obj in &mut self.objects {
+            // Not shared yet: the objects were just made.
+            if let Some(obj) = Arc::get_mut(obj) {
+                dropped |= obj.slim(&self.directives);
+            }
+        }
+        if dropped {
+            self.slimmed = Some(limits);
+        }
+    }
+}
+
+/// A file's documents as written: those the parse stage kept, or parsed again.
+pub enum Whole<'a> {
+    Kept(&'a FileDocs),
+    Parsed(Box<FileDocs>),
+}
+
+impl std::ops::Deref for Whole<'_> {
+    type Target = FileDocs;
+
+    fn deref(&self) -> &FileDocs {
+        match self {
+            Whole::Kept(d) => d,
+            Whole::Parsed(d) => d,
+        }
+    }
 }
 
 /// Something the render stage could not do, for a rule to report.
@@ -232,6 +293,20 @@ impl<'a> Files<'a> {
 
     pub fn docs(&self, id: FileId) -> &FileDocs {
         &self.docs[id as usize]
+    }
+
+    /// The documents of a file as written, what kustomize reads: a file whose objects were
+    /// slimmed is parsed again, so that every read through here sees all of it.
+    pub fn whole(&self, id: FileId) -> Whole<'_> {
+        let docs = self.docs(id);
+        match docs.slimmed {
+            None => Whole::Kept(docs),
+            Some(limits) => {
+                let text = &self.sources.get(id).text;
+                let parsed = crate::yaml::parse(id, text, limits);
+                Whole::Parsed(Box::new(FileDocs::new(id, self.path(id), parsed)))
+            }
+        }
     }
 
     /// Files directly in `dir`, or anywhere below it with `recurse`, in path order.
