@@ -242,7 +242,7 @@ fn put_seen(out: &mut Vec<u8>, seen: &Seen) {
         }
         Seen::Argo(a) => {
             out.push(2);
-            out.push(u8::from(a.objects) | u8::from(a.always) << 1);
+            out.push(u8::from(a.objects) | u8::from(a.always) << 1 | u8::from(a.kinds) << 2);
             put_u64(out, a.sources.len() as u64);
             for s in &a.sources {
                 put_path(out, &s.dir);
@@ -344,6 +344,7 @@ impl<'a> Reader<'a> {
                     file_globs,
                     objects: flags & 1 != 0,
                     always: flags & 2 != 0,
+                    kinds: flags & 4 != 0,
                 })
             }
             _ => return None,
@@ -400,6 +401,7 @@ mod tests {
                     file_globs: vec![],
                     objects: true,
                     always: false,
+                    kinds: true,
                 }),
             ),
         ]

@@ -171,3 +171,53 @@ fn cached_context_runs_report_what_uncached_runs_report() {
         .collect();
     assert_eq!(stored.len(), 1, "the bare flag's cache file");
 }
+
+#[test]
+fn a_cluster_scoped_crd_is_read_without_what_includes_it() {
+    // The CRD matters to any project that deploys its kind; the kustomization listing it, and
+    // what that includes, matter to nothing the changed file causes.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The repository the changed file belongs to.
+    common::git(d, &["init", "-q"]);
+    for sub in ["operator/base", "operator/overlays/prod", "other"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let write = |p: &str, text: &str| std::fs::write(d.join(p), text).unwrap();
+    write(
+        "operator/base/crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: tenants.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Tenant\n    plural: tenants\n  scope: Cluster\n  versions: []\n",
+    );
+    write(
+        "operator/base/deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: operator\n",
+    );
+    write(
+        "operator/base/kustomization.yaml",
+        "resources: [crd.yaml, deployment.yaml]\n",
+    );
+    write(
+        "operator/overlays/prod/kustomization.yaml",
+        "resources: [../../base]\n",
+    );
+    write(
+        "other/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+    );
+    let run = run_in(
+        d,
+        &[
+            "--context",
+            "--format",
+            "json",
+            "--no-config",
+            "other/cm.yaml",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let kinds = &report["summary"]["objects_by_kind"];
+    assert_eq!(kinds["CustomResourceDefinition"], 1, "{report:#}");
+    assert_eq!(report["summary"]["files_scanned"], 2, "{report:#}");
+}
