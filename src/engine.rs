@@ -124,9 +124,15 @@ fn problem_finding(
 /// Reads and parses one file; `stamp` is what discovery measured of it, if anything.
 fn process_file(id: FileId, path: PathBuf, stamp: Option<Stamp>, opts: &Options) -> FileResult {
     match read_file(&path, stamp, opts) {
-        Ok(bytes) => process_bytes(id, path, bytes, opts.limits),
+        Ok(bytes) => slimmed(process_bytes(id, path, bytes, opts.limits), opts.limits),
         Err(reason) => skipped(path, reason),
     }
+}
+
+/// `r` without what only kustomize reads ([`FileDocs::slim`]), once nothing else will look.
+fn slimmed(mut r: FileResult, limits: ParseLimits) -> FileResult {
+    r.docs.slim(limits);
+    r
 }
 
 fn read_file(
@@ -198,6 +204,7 @@ fn load_in_context(
                             .chain(r.docs.loose.iter().map(|d| &d.root))
                             .collect();
                         let seen = crate::scope::first_look(path, need, &docs, &roots);
+                        let r = slimmed(r, opts.limits);
                         (First::Parsed(Box::new(r)), Some(seen))
                     }
                 },
@@ -282,7 +289,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
         .into_iter()
         .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
         .collect();
-    let mut docs = FileDocs::new(id, &path, parsed);
+    let docs = FileDocs::new(id, &path, parsed);
     let mut redactions: Vec<_> = docs
         .objects
         .iter()
@@ -291,7 +298,6 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
     if broken {
         redactions.extend(crate::model::unparsed_secret_spans(id, &text));
     }
-    docs.slim(limits);
     FileResult {
         source: SourceFile::new(path, text),
         docs,
@@ -462,7 +468,12 @@ pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options
     let results = files
         .into_iter()
         .enumerate()
-        .map(|(i, (path, bytes))| process_bytes(i as FileId, path, bytes, opts.limits))
+        .map(|(i, (path, bytes))| {
+            slimmed(
+                process_bytes(i as FileId, path, bytes, opts.limits),
+                opts.limits,
+            )
+        })
         .collect();
     assemble(
         results,

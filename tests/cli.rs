@@ -304,7 +304,7 @@ fn ci_formats_are_stable() {
 }
 
 #[test]
-fn crd_schemas_stay_whole_where_kustomize_renders_them() {
+fn what_only_kustomize_reads_is_whole_where_it_reads_it() {
     // The same CRD twice: alone, where nothing reads its schema, and named by a kustomization
     // that patches the schema.
     let crd = |name: &str| {
@@ -320,7 +320,13 @@ fn crd_schemas_stay_whole_where_kustomize_renders_them() {
     std::fs::write(d.join("base/gadgets.yaml"), crd("gadgets")).unwrap();
     std::fs::write(
         d.join("base/kustomization.yaml"),
-        "resources: [gadgets.yaml]\npatches:\n  - target: {kind: CustomResourceDefinition}\n    patch: |\n      - op: replace\n        path: /spec/versions/0/schema/openAPIV3Schema/description\n        value: patched\n",
+        "resources: [gadgets.yaml]\npatches:\n  - target: {kind: CustomResourceDefinition}\n    path: schema-patch.yaml\n",
+    )
+    .unwrap();
+    // A JSON 6902 patch is a document that is not an object: kept only for kustomize too.
+    std::fs::write(
+        d.join("base/schema-patch.yaml"),
+        "- op: replace\n  path: /spec/versions/0/schema/openAPIV3Schema/description\n  value: patched\n",
     )
     .unwrap();
     // A patch file only an Application's own kustomize layer names, with a CRD in it.

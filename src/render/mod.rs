@@ -30,8 +30,8 @@ pub struct FileDocs {
     pub loose: Vec<Document>,
     /// `# gitops-lint:` comments, for the suppression stage.
     pub directives: Vec<crate::yaml::Comment>,
-    /// Set when subtrees that only kustomize reads were dropped ([`Object::slim`]): the limits
-    /// the text was parsed with, to parse it again whole ([`Files::whole`]).
+    /// Set when what only kustomize reads was dropped ([`FileDocs::slim`]): the limits the
+    /// text was parsed with, to parse it again whole ([`Files::whole`]).
     pub slimmed: Option<ParseLimits>,
 }
 
@@ -60,10 +60,16 @@ impl FileDocs {
         }
     }
 
-    /// Drops from its objects what no stage but kustomize reads, while the file is the only
-    /// one in hand: that is never held for the whole run.
+    /// Drops what no stage but kustomize reads, while the file is the only one in hand: that
+    /// is never held for the whole run. That is the documents that are not objects (Helm
+    /// values, tool settings; kustomize reads them as patches), unless a suppression comment
+    /// may be about them, and [`Object::slim`]'s subtrees.
     pub fn slim(&mut self, limits: ParseLimits) {
         let mut dropped = false;
+        if self.directives.is_empty() && !self.loose.is_empty() {
+            self.loose = Vec::new();
+            dropped = true;
+        }
         for obj in &mut self.objects {
             // Not shared yet: the objects were just made.
             if let Some(obj) = Arc::get_mut(obj) {
@@ -476,6 +482,26 @@ impl<'a> Files<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn slimming_keeps_documents_a_directive_may_be_about() {
+        let docs = |text: &str| {
+            let parsed = crate::yaml::parse(0, text, ParseLimits::default());
+            let mut d = FileDocs::new(0, Path::new("values.yaml"), parsed);
+            d.slim(ParseLimits::default());
+            d
+        };
+        let plain = docs("replicas: 2\n---\n- op: remove\n  path: /spec\n");
+        assert!(plain.loose.is_empty());
+        assert!(plain.slimmed.is_some());
+        let marked = docs("# gitops-lint: ignore[duplicate-key] kept on purpose\nreplicas: 2\n");
+        assert_eq!(marked.loose.len(), 1);
+        assert!(marked.slimmed.is_none());
+        // Objects alone: nothing to drop, nothing to parse again.
+        let object = docs("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
+        assert_eq!(object.objects.len(), 1);
+        assert!(object.slimmed.is_none());
+    }
 
     #[test]
     fn relative_agrees_with_strip_prefix_on_normal_paths() {
