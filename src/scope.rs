@@ -51,7 +51,7 @@ pub struct Source {
 pub enum Seen {
     /// A kustomization: its directory and the paths it references.
     Kustomization(PathBuf, Vec<PathBuf>),
-    /// A file that mentions Argo CD, or declares cluster-scoped kinds ([`Argo::kinds`]).
+    /// A file that mentions Argo CD, or declares cluster-scoped kinds (a CRD).
     Argo(Argo),
     Other,
 }
@@ -68,12 +68,10 @@ pub struct Argo {
     /// It is needed whatever changed: it holds an object whose reach paths cannot tell (an
     /// ApplicationSet, an Application with a templated path) or settings that other objects
     /// read (an AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository
-    /// Secret). Applications that a kustomization includes are needed too (a patch may change
+    /// Secret, a CRD that makes its kind cluster-scoped, which projects' cluster whitelists
+    /// then apply to). Applications that a kustomization includes are needed too (a patch may change
     /// their paths): [`wanted`] sees to those.
     pub always: bool,
-    /// It holds a CRD that makes its kind cluster-scoped, which projects' cluster whitelists
-    /// then apply to: needed whatever changed, but not a reason to read what includes it.
-    pub kinds: bool,
 }
 
 /// The root `path` lies in: the deepest of `roots`.
@@ -124,7 +122,7 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
                 .str_at("apiVersion")
                 .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
             && doc.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster");
-        seen.kinds |= cluster_crd;
+        seen.always |= cluster_crd;
         match doc.str_at("kind") {
             Some("Application") => add_sources(doc.get("spec"), &mut seen),
             Some("ApplicationSet") => {
@@ -201,7 +199,7 @@ pub fn first_look(path: &Path, need: Need, docs: &[&Node], roots: &[PathBuf]) ->
         }
         Need::Argo => Seen::Argo(argo(root_of(roots, &path), docs)),
         Need::Kinds => match argo(root_of(roots, &path), docs) {
-            a if a.kinds => Seen::Argo(a),
+            a if a.always => Seen::Argo(a),
             _ => Seen::Other,
         },
     }
@@ -356,12 +354,7 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
             }
         }
         if !grew {
-            // Declared kinds matter to whoever deploys them, wherever they are.
-            return want
-                .into_iter()
-                .zip(seen)
-                .map(|(w, s)| w || matches!(s, Seen::Argo(a) if a.kinds))
-                .collect();
+            return want;
         }
     }
 }
@@ -453,10 +446,8 @@ mod tests {
         let crd = |scope: &str| {
             format!("apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.acme.io\nspec:\n  group: acme.io\n  names:\n    kind: Widget\n  scope: {scope}\n")
         };
-        assert!(
-            matches!(look(&crd("Cluster")), Some(Seen::Argo(a)) if a.kinds && !a.always && !a.objects)
-        );
-        assert!(matches!(look(&crd("\"Cluster\"")), Some(Seen::Argo(a)) if a.kinds));
+        assert!(matches!(look(&crd("Cluster")), Some(Seen::Argo(a)) if a.always && !a.objects));
+        assert!(matches!(look(&crd("\"Cluster\"")), Some(Seen::Argo(a)) if a.always));
         // Namespaced, though the text says `Cluster` elsewhere: parsed, and found not needed.
         let text = crd("Namespaced") + "  # see ClusterWidget\n";
         assert_eq!(look(&text), Some(Seen::Other));
@@ -467,6 +458,6 @@ mod tests {
             "metadata:\n",
             "metadata:\n  annotations:\n    argocd.argoproj.io/sync-options: Replace=true\n",
         );
-        assert!(matches!(look(&text), Some(Seen::Argo(a)) if a.kinds && !a.always));
+        assert!(matches!(look(&text), Some(Seen::Argo(a)) if a.always));
     }
 }
