@@ -137,11 +137,11 @@ impl Object {
     }
 }
 
-/// Subtrees that no later stage reads, by `(group, kind, path)`: rules and the graph never
-/// look there, so their trees are dropped once the file is recognised. A CRD's `versions`
-/// hold its OpenAPI schemas, most of its bytes; Argo CD's own install manifest and the
-/// operators' CRD bundles are the largest files in most repositories. Kustomize may patch
-/// anything it renders, so the files a kustomization names keep their whole trees.
+/// Subtrees that no stage but kustomize reads, by `(group, kind, path)`: rules and the graph
+/// never look there, so their trees are dropped once the file is recognised, and kustomize,
+/// which may patch anything it renders, parses the file again (`render::Files::whole`). A
+/// CRD's `versions` hold its OpenAPI schemas, most of its bytes; Argo CD's own install manifest
+/// and the operators' CRD bundles are the largest files in most repositories.
 const UNREAD: &[(&str, &str, &[&str])] = &[(
     "apiextensions.k8s.io",
     "CustomResourceDefinition",
