@@ -69,8 +69,8 @@ pub struct Argo {
     /// ApplicationSet, an Application with a templated path) or settings that other objects
     /// read (an AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository
     /// Secret, a CRD that makes its kind cluster-scoped, which projects' cluster whitelists
-    /// then apply to). Applications that a kustomization includes are needed too (a patch may change
-    /// their paths): [`wanted`] sees to those.
+    /// then apply to). Applications that a kustomization includes are needed too (a patch may
+    /// change their paths): [`wanted`] sees to those.
     pub always: bool,
 }
 
