@@ -148,6 +148,14 @@ const UNREAD: &[(&str, &str, &[&str])] = &[(
     &["spec", "versions"],
 )];
 
+/// Whether `root`, an object of `group` and `kind`, is a CRD that makes its kind
+/// cluster-scoped: projects' cluster whitelists then apply to that kind.
+pub fn declares_cluster_kind(group: &str, kind: &str, root: &Node) -> bool {
+    group == "apiextensions.k8s.io"
+        && kind == "CustomResourceDefinition"
+        && root.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster")
+}
+
 impl Object {
     /// Drops the [`UNREAD`] subtrees, unless a suppression comment (`directives`) sits inside
     /// one, where it could cover a node there. What is dropped reads as an empty collection

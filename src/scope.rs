@@ -116,13 +116,12 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             .is_some();
         let settings = argocd_named || argocd_secret;
         seen.objects |= argo_api || settings;
-        // A project's cluster whitelist applies to the kinds such a CRD declares.
-        let cluster_crd = doc.str_at("kind") == Some("CustomResourceDefinition")
-            && doc
-                .str_at("apiVersion")
-                .is_some_and(|v| v.starts_with("apiextensions.k8s.io/"))
-            && doc.path(&["spec", "scope"]).and_then(Node::as_str) == Some("Cluster");
-        seen.always |= cluster_crd;
+        let group = doc
+            .str_at("apiVersion")
+            .and_then(|v| v.rsplit_once('/'))
+            .map_or("", |(g, _)| g);
+        let kind = doc.str_at("kind").unwrap_or_default();
+        seen.always |= crate::model::declares_cluster_kind(group, kind, doc);
         match doc.str_at("kind") {
             Some("Application") => add_sources(doc.get("spec"), &mut seen),
             Some("ApplicationSet") => {

@@ -613,9 +613,7 @@ impl Scopes {
     pub fn collect(g: &Graph) -> Scopes {
         let mut crds: HashMap<String, Vec<String>> = HashMap::default();
         for o in g.units.iter().map(|u| &u.obj) {
-            if !o.is("apiextensions.k8s.io", "CustomResourceDefinition")
-                || o.root.path(&["spec", "scope"]).and_then(Node::as_str) != Some("Cluster")
-            {
+            if !crate::model::declares_cluster_kind(o.group(), &o.kind, &o.root) {
                 continue;
             }
             let group = o.root.path(&["spec", "group"]).and_then(Node::as_str);
