@@ -188,22 +188,12 @@ impl Object {
             {
                 continue;
             }
-            let flow = matches!(
-                entry.value.value,
-                Value::Seq { flow: true, .. } | Value::Map { flow: true, .. }
-            );
-            let empty = match entry.value.value {
-                Value::Seq { .. } => Value::Seq {
-                    items: Vec::new(),
-                    flow,
-                },
-                Value::Map { .. } => Value::Map {
-                    entries: Vec::new(),
-                    flow,
-                },
+            // Emptied in place: the style (block or flow) and the span stay.
+            match &mut entry.value.value {
+                Value::Seq { items, .. } => *items = Vec::new(),
+                Value::Map { entries, .. } => *entries = Vec::new(),
                 Value::Scalar(_) => continue,
-            };
-            entry.value.value = empty;
+            }
             dropped = true;
         }
         dropped
@@ -354,15 +344,11 @@ mod tests {
 
     fn slimmed(text: &str) -> (bool, super::Object, super::Object) {
         let parsed = yaml::parse(0, text, ParseLimits::default());
-        let directives: Vec<_> = parsed
-            .comments
-            .into_iter()
-            .filter(crate::suppress::is_directive)
-            .collect();
-        let (mut objects, _) = super::recognise(0, Path::new("crd.yaml"), parsed.documents);
-        let whole = objects[0].clone();
-        let dropped = objects[0].slim(&directives);
-        (dropped, whole, objects.remove(0))
+        let docs = crate::render::FileDocs::new(0, Path::new("crd.yaml"), parsed);
+        let whole = (*docs.objects[0]).clone();
+        let mut slim = whole.clone();
+        let dropped = slim.slim(&docs.directives);
+        (dropped, whole, slim)
     }
 
     #[test]
