@@ -334,9 +334,9 @@ impl<'f> Kustomizer<'f> {
             res.extend(
                 self.files
                     .whole(id)
-                    .objects
-                    .iter()
-                    .map(|o| Res::new(Object::clone(o))),
+                    .into_objects()
+                    .into_iter()
+                    .map(Res::new),
             );
             return;
         }

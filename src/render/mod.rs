@@ -88,6 +88,16 @@ pub enum Whole<'a> {
     Parsed(Box<FileDocs>),
 }
 
+impl Whole<'_> {
+    /// The file's objects to own: copies of those kept, or those parsed again, moved.
+    pub fn into_objects(self) -> Vec<Object> {
+        match self {
+            Whole::Kept(d) => d.objects.iter().map(|o| Object::clone(o)).collect(),
+            Whole::Parsed(d) => d.objects.into_iter().map(Arc::unwrap_or_clone).collect(),
+        }
+    }
+}
+
 impl std::ops::Deref for Whole<'_> {
     type Target = FileDocs;
 
