@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json, lint_json, root, run, run_in, stable};
+use common::{found, json, lint_json, root, run, run_in, stable};
 use gitops_lint::rules::RULES;
 use std::time::Duration;
 
@@ -234,15 +234,16 @@ fn each_linted_path_resolves_against_its_own_repository() {
     let b = "fixtures/rules/kustomize-error/ok-components";
     let out = run(&["--format", "json", "--fail-on", "never", a, b]);
     let report = json(&out);
-    let rules: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
-    assert!(rules.contains(&"hpa-replicas-conflict"), "{rules:?}");
-    assert!(!rules.contains(&"kustomize-error"), "{rules:?}");
-    assert!(!rules.contains(&"application-source-missing"), "{rules:?}");
+    let rules: Vec<String> = found(&report).into_iter().map(|(r, ..)| r).collect();
+    assert!(
+        rules.iter().any(|r| r == "hpa-replicas-conflict"),
+        "{rules:?}"
+    );
+    assert!(!rules.iter().any(|r| r == "kustomize-error"), "{rules:?}");
+    assert!(
+        !rules.iter().any(|r| r == "application-source-missing"),
+        "{rules:?}"
+    );
 }
 
 #[test]
@@ -314,41 +315,33 @@ fn what_only_kustomize_reads_is_whole_where_it_reads_it() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::create_dir_all(d.join("crds")).unwrap();
-    std::fs::create_dir_all(d.join("base")).unwrap();
-    std::fs::write(d.join("crds/widgets.yaml"), crd("widgets")).unwrap();
-    std::fs::write(d.join("base/gadgets.yaml"), crd("gadgets")).unwrap();
-    std::fs::write(
-        d.join("base/kustomization.yaml"),
+    for sub in ["crds", "base", "apps"] {
+        std::fs::create_dir_all(d.join(sub)).unwrap();
+    }
+    let write = |p: &str, text: &str| std::fs::write(d.join(p), text).unwrap();
+    write("crds/widgets.yaml", &crd("widgets"));
+    write("base/gadgets.yaml", &crd("gadgets"));
+    write(
+        "base/kustomization.yaml",
         "resources: [gadgets.yaml]\npatches:\n  - target: {kind: CustomResourceDefinition}\n    path: schema-patch.yaml\n",
-    )
-    .unwrap();
+    );
     // A JSON 6902 patch is a document that is not an object: kept only for kustomize too.
-    std::fs::write(
-        d.join("base/schema-patch.yaml"),
+    write(
+        "base/schema-patch.yaml",
         "- op: replace\n  path: /spec/versions/0/schema/openAPIV3Schema/description\n  value: patched\n",
-    )
-    .unwrap();
+    );
     // A patch file only an Application's own kustomize layer names, with a CRD in it.
-    std::fs::create_dir_all(d.join("apps")).unwrap();
-    std::fs::write(
-        d.join("base/gadgets-patch.yaml"),
-        crd("gadgets").replace("as shipped", "from the app"),
-    )
-    .unwrap();
-    std::fs::write(
-        d.join("apps/gadgets.yaml"),
+    write(
+        "base/gadgets-patch.yaml",
+        &crd("gadgets").replace("as shipped", "from the app"),
+    );
+    write(
+        "apps/gadgets.yaml",
         "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gadgets\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/fleet.git\n    path: base\n    kustomize:\n      patches:\n        - path: gadgets-patch.yaml\n        - target: {kind: CustomResourceDefinition}\n          patch: |\n            - op: replace\n              path: /spec/versions/0/served\n              value: false\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: gadgets\n",
-    )
-    .unwrap();
+    );
     let report = lint_json(d, ".", &["--repo-url", "https://example.com/fleet.git"]);
-    let rules: Vec<&str> = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["rule"].as_str().unwrap())
-        .collect();
-    assert!(!rules.contains(&"kustomize-error"), "{report:#}");
+    let rules: Vec<String> = found(&report).into_iter().map(|(r, ..)| r).collect();
+    assert!(!rules.iter().any(|r| r == "kustomize-error"), "{report:#}");
     assert_eq!(
         report["summary"]["objects_by_kind"]["CustomResourceDefinition"],
         3
