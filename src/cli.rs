@@ -308,8 +308,8 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_ERROR } else { EXIT_OK };
         }
     };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    // Reports are written in many small pieces; the standard output flushes at every line.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = match cli.command {
         Some(Command::Rules) => list_rules(&mut out)
             .map(|_| EXIT_OK)
@@ -329,7 +329,8 @@ pub fn main() -> i32 {
         Some(Command::Render { dir }) => render(dir, &mut out).map_err(Failure::from),
         None => lint(&cli.lint, &mut out),
     };
-    match result {
+    let flushed = out.flush().map_err(|e| Failure::Message(e.to_string()));
+    match result.and_then(|code| flushed.map(|_| code)) {
         Ok(code) => code,
         Err(e) => {
             print_failure(e);
@@ -432,7 +433,9 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
         crate::render::build_kustomization(&loaded.sources, &loaded.docs, &root, &dir);
     let json: Vec<serde_json::Value> = objects.iter().map(|o| yaml::to_json(&o.root)).collect();
     serde_json::to_writer_pretty(&mut *out, &json).map_err(|e| e.to_string())?;
-    writeln!(out).map_err(|e| e.to_string())?;
+    writeln!(out)
+        .and_then(|_| out.flush())
+        .map_err(|e| e.to_string())?;
     for p in &problems {
         let at = loaded.sources.start(p.span);
         eprintln!(
@@ -567,6 +570,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                     .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
             };
             out.write_all(fixed.diff(after_shown).as_bytes())
+                .and_then(|_| out.flush())
                 .map_err(|e| e.to_string())?;
             for p in &fixed.problems {
                 eprintln!("gitops-lint: {p}");
