@@ -450,6 +450,13 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
 }
 
 fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
+    // The global pool: every parallel step of the run, the report's included, keeps to it. It is
+    // set before anything runs in parallel, which would start it with its default size.
+    let mut pool = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.threads {
+        pool = pool.num_threads(n.max(1));
+    }
+    pool.build_global().map_err(|e| e.to_string())?;
     let (config, urls) = configs(&args.paths, &args.config)?;
     let mut opts = options(
         args.paths.clone(),
@@ -546,11 +553,6 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         None => None,
     };
     opts.baseline = baseline.clone();
-    let mut pool = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = args.threads {
-        pool = pool.num_threads(n.max(1));
-    }
-    let pool = pool.build().map_err(|e| e.to_string())?;
     if args.unsafe_fixes && !(args.fix || args.diff) {
         return Err(Failure::Message(
             "--unsafe-fixes needs --fix or --diff".into(),
@@ -558,7 +560,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     }
     let mut outcome: Outcome;
     if args.fix || args.diff {
-        let (o, mut fixed) = pool.install(|| engine::fix(&opts, args.unsafe_fixes))?;
+        let (o, mut fixed) = engine::fix(&opts, args.unsafe_fixes)?;
         outcome = o;
         let files = report::plural(fixed.changes.len(), "file", "files");
         if args.diff {
@@ -609,10 +611,10 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         );
         if fixed.changes.len() != wanted {
             // What remains is what is on disk now.
-            outcome = pool.install(|| engine::run(&opts))?;
+            outcome = engine::run(&opts)?;
         }
     } else {
-        outcome = pool.install(|| engine::run(&opts))?;
+        outcome = engine::run(&opts)?;
     }
 
     if let Some(file) = &args.write_baseline {
