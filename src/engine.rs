@@ -269,7 +269,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             skip: None,
         };
     }
-    let parsed = yaml::parse(id, &text, limits);
+    let parsed = parse_text(id, &text, limits);
     // A Go template that does not parse is not a broken manifest: it is skipped, not reported.
     let broken = parsed
         .problems
@@ -304,6 +304,17 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
         problems,
         redactions,
         skip: None,
+    }
+}
+
+/// Parses a file for the later stages. What no stage but kustomize reads is not built, unless
+/// a suppression comment in the file might be about it: `Object::slim` then decides, with the
+/// comments in hand.
+pub(crate) fn parse_text(id: FileId, text: &str, limits: ParseLimits) -> yaml::ParsedFile {
+    if text.contains("gitops-lint") {
+        yaml::parse(id, text, limits)
+    } else {
+        yaml::parse_pruned(id, text, limits, crate::model::PRUNE)
     }
 }
 

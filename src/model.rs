@@ -23,7 +23,7 @@ pub struct Object {
 impl Object {
     /// The API group: `argoproj.io` for `argoproj.io/v1alpha1`, empty for core `v1`.
     pub fn group(&self) -> &str {
-        self.api_version.rsplit_once('/').map_or("", |(g, _)| g)
+        group_of(&self.api_version)
     }
 
     pub fn version(&self) -> &str {
@@ -137,8 +137,14 @@ impl Object {
     }
 }
 
+/// The API group of an `apiVersion`.
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
 /// Subtrees that no stage but kustomize reads, by `(group, kind, path)`: rules and the graph
-/// never look there, so their trees are dropped once the file is recognised, and kustomize,
+/// never look there, so the parse stage does not build them ([`PRUNE`]) or drops them once the
+/// file is recognised ([`Object::slim`]), and kustomize,
 /// which may patch anything it renders, parses the file again (`render::Files::whole`). A
 /// CRD's `versions` hold its OpenAPI schemas, most of its bytes; Argo CD's own install manifest
 /// and the operators' CRD bundles are the largest files in most repositories.
@@ -147,6 +153,30 @@ const UNREAD: &[(&str, &str, &[&str])] = &[(
     "CustomResourceDefinition",
     &["spec", "versions"],
 )];
+
+/// [`UNREAD`] for the parser: a document whose root mapping holds an `apiVersion` and a
+/// `kind` it names, and the path it names, as far as the mapping is known when the path's key
+/// is read.
+pub const PRUNE: crate::yaml::Prune = crate::yaml::Prune {
+    skip: &|root, path| {
+        UNREAD.iter().any(|(group, kind, unread)| {
+            *unread == path
+                && crate::yaml::str_in(root, "kind") == Some(kind)
+                && crate::yaml::str_in(root, "apiVersion").map(group_of) == Some(group)
+        })
+    },
+    // The longest path.
+    depth: {
+        let (mut depth, mut i) = (0, 0);
+        while i < UNREAD.len() {
+            if UNREAD[i].2.len() > depth {
+                depth = UNREAD[i].2.len();
+            }
+            i += 1;
+        }
+        depth
+    },
+};
 
 /// Whether `root`, an object of `group` and `kind`, is a CRD that makes its kind
 /// cluster-scoped: projects' cluster whitelists then apply to that kind.

@@ -56,7 +56,7 @@ impl FileDocs {
             objects: shared,
             loose,
             directives,
-            slimmed: None,
+            slimmed: parsed.pruned,
         }
     }
 
@@ -511,6 +511,68 @@ mod tests {
         let object = docs("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n");
         assert_eq!(object.objects.len(), 1);
         assert!(object.slimmed.is_none());
+    }
+
+    /// The parse stage skips what slimming would drop; both must give the same file.
+    #[test]
+    fn pruning_while_parsing_gives_what_slimming_after_gives() {
+        let head = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n\
+                    metadata:\n  name: ws.acme.io\n";
+        let many_keys: String = (0..20)
+            .map(|i| format!("      k{}: {i}\n", i % 19))
+            .collect();
+        let deep = format!("{}{}", "[".repeat(205), "]".repeat(205));
+        // (text, whether the parse itself leaves the schemas out)
+        let cases: Vec<(String, bool)> = vec![
+            (format!("{head}spec:\n  group: acme.io\n  scope: Cluster\n  versions:\n    - name: v1\n      schema:\n        openAPIV3Schema:\n          type: object\n          # about a\n          properties:\n            a: {{type: string}}\n  names: {{kind: W}}\n"), true),
+            (format!("{head}spec:\n  versions: [{{name: v1, schema: {{type: object}}}}]  # flow\n"), true),
+            (format!("{head}spec:\n  versions:\n    v1: {{a: 1}}\n"), true),
+            (format!("{head}spec:\n  versions:\n    - name: v1\n      name: v2\n      schema: {{a: 1, a: 2}}\n"), true),
+            (format!("{head}spec:\n  versions:\n    - name: v1\n{many_keys}"), true),
+            (format!("{head}spec:\n  versions:\n    - ? [a]\n      : 1\n      ? [a]\n      : 2\n      name: !!str v1\n"), true),
+            (format!("--- &root\n{head}spec:\n  versions: [a, b]\nx: *root\n"), false),
+            (format!("{head}spec:\n  versions:\n    - &v {{name: v1}}\n  other: *v\n"), false),
+            (format!("{head}x: &a {{k: v}}\nspec:\n  versions:\n    - *a\n"), false),
+            (format!("{head}spec:\n  versions:\n    - <<: {{name: v1}}\n      served: true\n"), false),
+            ("apiVersion: apiextensions.k8s.io/v1\nspec:\n  versions: [a]\nkind: CustomResourceDefinition\n".into(), false),
+            (format!("{head}spec:\n  versions: [a]\nkind: ConfigMap\n"), false),
+            (format!("{head}spec:\n  versions: [a]\n  versions: [b]\n"), false),
+            (format!("{head}spec:\n  versions: [a]\nspec:\n  scope: Cluster\n"), false),
+            (format!("{head}spec:\n  versions:\n    - name: v1\n      bad: [unclosed\n"), false),
+            (format!("{head}spec:\n  versions:\n    - name: v1\nstatus: {{a: [}}\n---\n{head}spec:\n  versions: [a]\n"), true),
+            (format!("{head}spec:\n  versions: [a]\n---\napiVersion: v1\nkind: ConfigMap\n---\n{head}spec:\n  versions: [b]\n"), true),
+            (format!("{head}spec:\n  versions: []\n"), false),
+            (format!("{head}spec:\n  versions:\n"), false),
+            (format!("{head}spec:\n  versions:\n    # gitops-lint: ignore[duplicate-key]\n    - {{a: 1, a: 2}}\n"), false),
+            (format!("{head}spec:\n  versions: {deep}\n"), false),
+            (format!("apiVersion: v1\nkind: List\nitems:\n  - {}    spec:\n      versions: [a]\n", head.replace('\n', "\n    ")), false),
+        ];
+        let view = |parsed: crate::yaml::ParsedFile, limits: ParseLimits| {
+            let head = format!("{:?}\n{:?}", parsed.problems, parsed.comments);
+            let mut d = FileDocs::new(0, Path::new("crd.yaml"), parsed);
+            d.slim(limits);
+            format!(
+                "{head}\n{:?}\n{:?}\n{:?}\n{}",
+                d.objects,
+                d.loose,
+                d.directives,
+                d.slimmed.is_some()
+            )
+        };
+        let tight = ParseLimits {
+            file_nodes: 12,
+            ..ParseLimits::default()
+        };
+        for (text, pruned) in &cases {
+            for limits in [ParseLimits::default(), tight] {
+                let full = view(crate::yaml::parse(0, text, limits), limits);
+                let parsed = crate::engine::parse_text(0, text, limits);
+                if limits.file_nodes == ParseLimits::default().file_nodes {
+                    assert_eq!(parsed.pruned.is_some(), *pruned, "{text}");
+                }
+                assert_eq!(view(parsed, limits), full, "{text}");
+            }
+        }
     }
 
     #[test]

@@ -66,6 +66,74 @@ enum Frame {
     },
 }
 
+/// Subtrees that a caller will never read, left unbuilt by [`parse_pruned`].
+#[derive(Clone, Copy)]
+pub struct Prune<'a> {
+    /// Whether the value at `path`, a path of mapping keys from the root of a document whose
+    /// root mapping holds `root` (so far, or in full), is not read.
+    pub skip: &'a (dyn Fn(&[Entry], &[&str]) -> bool + Sync),
+    /// The longest path `skip` accepts.
+    pub depth: usize,
+}
+
+/// A collection being read but not built: what its node's span and its duplicate keys need.
+struct Light {
+    flow: bool,
+    map: bool,
+    /// In a mapping: whether the next child to end is a key.
+    at_key: bool,
+    /// Where the last item (in a mapping, the last value) ended: a block collection's end.
+    last_end: Option<usize>,
+    keys: Vec<(Option<compact_str::CompactString>, Span)>,
+}
+
+/// The collection being skipped, from its start event to its end.
+struct Skip {
+    start: usize,
+    flow: bool,
+    map: bool,
+    path: Vec<String>,
+    /// Nodes read, itself included: what building it would have counted.
+    size: usize,
+    stack: Vec<Light>,
+}
+
+/// A pruned collection: where it is, for the check when its document ends.
+struct Pruned {
+    path: Vec<String>,
+    start: u32,
+}
+
+impl Light {
+    fn new(flow: bool, map: bool) -> Light {
+        Light {
+            flow,
+            map,
+            at_key: map,
+            last_end: None,
+            keys: Vec::new(),
+        }
+    }
+
+    /// A child ended at `stop`: in a mapping, a key (with its text and span when it is a
+    /// scalar) or a value.
+    fn child(&mut self, stop: usize, scalar: Option<(&str, Span)>) {
+        if self.map && self.at_key {
+            // A collection as a key has no text: no duplicate is ever found for it.
+            if let Some((text, span)) = scalar {
+                self.keys.push((Some(text.into()), span));
+            }
+            self.at_key = false;
+        } else {
+            self.last_end = Some(stop);
+            self.at_key = self.map;
+        }
+    }
+}
+
+/// Why the pruned parse gives up, for the file to be parsed in full instead.
+struct Unusual;
+
 /// An anchored node and its size in nodes. A node too big to ever be aliased within the
 /// document's budget is not copied at all: only its size is kept, to refuse the alias.
 struct Anchored {
@@ -85,6 +153,14 @@ struct Builder<'a> {
     file_budget: usize,
     out: ParsedFile,
     doc_index: usize,
+    prune: Option<Prune<'a>>,
+    /// Set after a key whose value is pruned, until the value's first event.
+    prune_next: Option<Vec<String>>,
+    skip: Option<Skip>,
+    /// Pruned in the current document, to check when it ends.
+    pruned: Vec<Pruned>,
+    any_pruned: bool,
+    unusual: bool,
 }
 
 fn offset(m: &Marker) -> usize {
@@ -93,6 +169,27 @@ fn offset(m: &Marker) -> usize {
 
 /// Parses every document of one file. Syntax errors end only the document they occur in.
 pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
+    match build(file, text, limits, None) {
+        Ok(parsed) => parsed,
+        Err(Unusual) => unreachable!("only a pruned parse gives up"),
+    }
+}
+
+/// [`parse`], except that a non-empty collection `prune` skips is read, and checked, but not
+/// built: it reads as an empty collection with its own span and style, and
+/// [`ParsedFile::pruned`] is set. The problems and every other node are those [`parse`]
+/// gives. Where that could differ (an anchor, an alias or a merge key inside, an error while
+/// skipping, a key given twice on the way), the file is parsed in full instead.
+pub fn parse_pruned(file: FileId, text: &str, limits: ParseLimits, prune: Prune) -> ParsedFile {
+    build(file, text, limits, Some(prune)).unwrap_or_else(|Unusual| parse(file, text, limits))
+}
+
+fn build(
+    file: FileId,
+    text: &str,
+    limits: ParseLimits,
+    prune: Option<Prune>,
+) -> Result<ParsedFile, Unusual> {
     let mut b = Builder {
         file,
         text,
@@ -103,6 +200,12 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
         file_budget: limits.file_nodes,
         out: ParsedFile::default(),
         doc_index: 0,
+        prune,
+        prune_next: None,
+        skip: None,
+        pruned: Vec::new(),
+        any_pruned: false,
+        unusual: false,
     };
     let mut parser = Parser::new_from_str(text);
     loop {
@@ -116,7 +219,16 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
                     b.out.problems.push(problem);
                     break;
                 }
-                if let Err(problem) = b.event(event, start, end) {
+                if (b.skip.is_some() || b.prune_next.is_some())
+                    && b.skip_event(&event, start, end)?
+                {
+                    continue;
+                }
+                let built = b.event(event, start, end);
+                if b.unusual {
+                    return Err(Unusual);
+                }
+                if let Err(problem) = built {
                     b.out.problems.push(problem);
                     b.abandon_document();
                     match parser.proceed_next_document() {
@@ -126,6 +238,9 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
                 }
             }
             Some(Err(err)) => {
+                if b.skip.is_some() {
+                    return Err(Unusual);
+                }
                 let at = offset(err.marker()).min(text.len());
                 let end = next_char_boundary(text, at);
                 b.out.problems.push(ParseProblem {
@@ -143,7 +258,13 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
             }
         }
     }
-    b.out
+    if b.skip.is_some() || b.prune_next.is_some() {
+        return Err(Unusual);
+    }
+    if b.any_pruned {
+        b.out.pruned = Some(limits);
+    }
+    Ok(b.out)
 }
 
 const SYNTAX_HELP: &str = "fix the syntax: nothing in this document was checked";
@@ -201,6 +322,9 @@ impl Builder<'_> {
     }
 
     fn abandon_document(&mut self) {
+        self.prune_next = None;
+        self.skip = None;
+        self.pruned.clear();
         self.stack.clear();
         self.anchors.clear();
         self.alias_budget = self.limits.alias_nodes;
@@ -403,6 +527,9 @@ impl Builder<'_> {
         }
         match self.stack.last_mut() {
             None => {
+                if !self.pruned.is_empty() {
+                    self.check_pruned(&node);
+                }
                 let index = self.doc_index;
                 self.out.documents.push(Document { index, root: node });
             }
@@ -420,7 +547,10 @@ impl Builder<'_> {
             }) => match key.take() {
                 None => {
                     *total += size;
-                    *key = Some(node)
+                    *key = Some(node);
+                    if self.prune.is_some() {
+                        self.consider_pruning();
+                    }
                 }
                 Some(k) => {
                     *total += size;
@@ -432,6 +562,157 @@ impl Builder<'_> {
             },
         }
         Ok(())
+    }
+
+    /// After a key: whether its value is one that [`Prune`] skips. Only along mappings from
+    /// the document's root, no deeper than [`Prune::depth`].
+    fn consider_pruning(&mut self) {
+        let Some(prune) = self.prune else {
+            return;
+        };
+        if self.stack.len() > prune.depth {
+            return;
+        }
+        let mut path = Vec::with_capacity(self.stack.len());
+        for frame in &self.stack {
+            match frame {
+                Frame::Map { key: Some(k), .. } => match k.as_str() {
+                    Some(text) => path.push(text),
+                    None => return,
+                },
+                _ => return,
+            }
+        }
+        let Some(Frame::Map { entries: root, .. }) = self.stack.first() else {
+            return;
+        };
+        if (prune.skip)(root, &path) {
+            self.prune_next = Some(path.iter().map(|k| k.to_string()).collect());
+        }
+    }
+
+    /// A document with pruned collections ends: each must be what its path reads in the
+    /// whole document (the last of duplicated keys), of a document `Prune::skip` still skips
+    /// now that all its keys are known. Otherwise [`parse`] would have built it.
+    fn check_pruned(&mut self, root: &Node) {
+        let prune = self.prune.expect("pruning");
+        for p in self.pruned.drain(..) {
+            let path: Vec<&str> = p.path.iter().map(String::as_str).collect();
+            let same = root.path(&path).is_some_and(|n| n.span.start == p.start);
+            if !same || !(prune.skip)(root.entries(), &path) {
+                self.unusual = true;
+            }
+        }
+        self.any_pruned = true;
+    }
+
+    /// Reads an event while a pruned collection is skipped, or at its first event. Returns
+    /// whether it took the event; if not, the event is built as usual.
+    fn skip_event(&mut self, event: &Event<'_>, start: usize, end: usize) -> Result<bool, Unusual> {
+        if let Some(path) = self.prune_next.take() {
+            let (map, flow, anchor) = match event {
+                Event::SequenceStart(style, anchor, _) => {
+                    (false, *style == StructureStyle::Flow, *anchor)
+                }
+                Event::MappingStart(style, anchor, _) => {
+                    (true, *style == StructureStyle::Flow, *anchor)
+                }
+                // A scalar, an alias or an anchored collection is built, as `parse` does.
+                _ => return Ok(false),
+            };
+            if anchor != 0 || self.open(start).is_err() {
+                return Ok(false);
+            }
+            self.skip = Some(Skip {
+                start,
+                flow,
+                map,
+                path,
+                size: 1,
+                stack: vec![Light::new(flow, map)],
+            });
+            return Ok(true);
+        }
+        let Some(skip) = self.skip.as_mut() else {
+            return Ok(false);
+        };
+        match event {
+            Event::Comment(..) => return Ok(false),
+            Event::Scalar(text, style, anchor, _) => {
+                let top = skip.stack.last().expect("a collection being skipped");
+                let merge = top.map && top.at_key && *style == ScalarStyle::Plain && text == "<<";
+                if *anchor != 0 || merge {
+                    return Err(Unusual);
+                }
+                skip.size += 1;
+                let span = Span::new(self.file, start, end);
+                skip.stack
+                    .last_mut()
+                    .expect("a collection being skipped")
+                    .child(end, Some((text.as_ref(), span)));
+            }
+            Event::SequenceStart(style, anchor, _) | Event::MappingStart(style, anchor, _) => {
+                if *anchor != 0 || self.stack.len() + skip.stack.len() >= self.limits.max_depth {
+                    return Err(Unusual);
+                }
+                let map = matches!(event, Event::MappingStart(..));
+                skip.size += 1;
+                skip.stack
+                    .push(Light::new(*style == StructureStyle::Flow, map));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let done = skip.stack.pop().expect("a collection being skipped");
+                let stop = if done.flow {
+                    end
+                } else {
+                    done.last_end.unwrap_or(end)
+                };
+                match skip.stack.last_mut() {
+                    Some(parent) => parent.child(stop, None),
+                    None => {
+                        let skip = self.skip.take().expect("a collection being skipped");
+                        self.report_light_duplicates(&done);
+                        return self.end_skip(skip, stop).map(|_| true);
+                    }
+                }
+                self.report_light_duplicates(&done);
+            }
+            _ => return Err(Unusual),
+        }
+        Ok(true)
+    }
+
+    fn report_light_duplicates(&mut self, done: &Light) {
+        if done.map {
+            self.report_duplicates(done.keys.len(), |i| {
+                (done.keys[i].0.as_deref(), done.keys[i].1)
+            });
+        }
+    }
+
+    /// The skipped collection ends: it joins its parent as an empty one with its span.
+    fn end_skip(&mut self, skip: Skip, stop: usize) -> Result<(), Unusual> {
+        let span = Span::new(self.file, skip.start, stop);
+        let value = if skip.map {
+            Value::Map {
+                entries: Vec::new(),
+                flow: skip.flow,
+            }
+        } else {
+            Value::Seq {
+                items: Vec::new(),
+                flow: skip.flow,
+            }
+        };
+        // Empty already: nothing was dropped, as `Object::slim` would leave it.
+        if skip.size > 1 {
+            self.pruned.push(Pruned {
+                path: skip.path,
+                start: span.start,
+            });
+        }
+        self.push_node(Node { span, value }, skip.size, 0)
+            .map_err(|_| Unusual)
     }
 
     /// Applies YAML 1.1 merge keys (`<<`), which the cluster's decoder honours, and reports
@@ -474,47 +755,47 @@ impl Builder<'_> {
             }
             entries = own;
         }
-        self.report_duplicates(&entries);
+        self.report_duplicates(entries.len(), |i| {
+            (entries[i].key.as_str(), entries[i].key.span)
+        });
         entries
     }
 
-    fn report_duplicates(&mut self, entries: &[Entry]) {
-        if entries.len() < 2 {
+    /// Reports the keys given twice among a mapping's `n` keys, each its text (none when it
+    /// is not a scalar) and span.
+    fn report_duplicates<'k>(&mut self, n: usize, key: impl Fn(usize) -> (Option<&'k str>, Span)) {
+        if n < 2 {
             return;
         }
         // Most mappings are small and have no duplicate: comparing their keys pairwise says
         // so without the sorted copy below.
-        if entries.len() <= 16 {
-            let key = |i: usize| entries[i].key.as_str();
-            let clash =
-                (1..entries.len()).any(|i| key(i).is_some() && (0..i).any(|j| key(j) == key(i)));
+        if n <= 16 {
+            let text = |i: usize| key(i).0;
+            let clash = (1..n).any(|i| text(i).is_some() && (0..i).any(|j| text(j) == text(i)));
             if !clash {
                 return;
             }
         }
-        let mut keyed: Vec<(&str, usize)> = entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| e.key.as_str().map(|k| (k, i)))
-            .collect();
+        let mut keyed: Vec<(&str, usize)> =
+            (0..n).filter_map(|i| key(i).0.map(|k| (k, i))).collect();
         keyed.sort();
         for pair in keyed.windows(2) {
             let ((k, first), (k2, second)) = (pair[0], pair[1]);
             if k != k2 {
                 continue;
             }
-            let (a, b) = (&entries[first].key, &entries[second].key);
+            let (a, b) = (key(first).1, key(second).1);
             // Merged entries keep the span of their source mapping, so only in-place keys count.
-            if a.span.file != b.span.file || a.span == b.span {
+            if a.file != b.file || a == b {
                 continue;
             }
             self.out.problems.push(ParseProblem {
                 kind: ProblemKind::DuplicateKey,
-                span: b.span,
+                span: b,
                 message: format!(
                     "duplicate key `{k}`: the cluster keeps only one of the two values"
                 ),
-                related: Some((a.span, "first defined here".into())),
+                related: Some((a, "first defined here".into())),
                 help: "keep one of the two keys",
             });
         }

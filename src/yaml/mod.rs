@@ -7,7 +7,7 @@
 mod build;
 pub mod typing;
 
-pub use build::{parse, ParseLimits, ALIAS_NODES, FILE_NODES, MAX_DEPTH};
+pub use build::{parse, parse_pruned, ParseLimits, Prune, ALIAS_NODES, FILE_NODES, MAX_DEPTH};
 
 use std::fmt::Write as _;
 
@@ -86,6 +86,20 @@ pub struct Entry {
     pub value: Node,
 }
 
+/// The entry for `key` among a mapping's `entries`. When a key is duplicated the last one
+/// wins, as in the JSON object that `sigs.k8s.io/yaml` hands to the API server.
+pub fn entry_in<'a>(entries: &'a [Entry], key: &str) -> Option<&'a Entry> {
+    entries.iter().rev().find(|e| e.key.as_str() == Some(key))
+}
+
+/// A string value among a mapping's `entries`, unless it is empty, null or not a scalar.
+pub fn str_in<'a>(entries: &'a [Entry], key: &str) -> Option<&'a str> {
+    entry_in(entries, key)
+        .map(|e| &e.value)
+        .filter(|n| !n.is_null())
+        .and_then(Node::as_str)
+}
+
 #[derive(Clone, Debug)]
 pub enum Value {
     Scalar(Scalar),
@@ -136,6 +150,9 @@ pub struct ParsedFile {
     pub documents: Vec<Document>,
     pub problems: Vec<ParseProblem>,
     pub comments: Vec<Comment>,
+    /// Set by [`parse_pruned`] when it left a collection unbuilt: the limits it parsed with,
+    /// to parse the text again whole.
+    pub pruned: Option<ParseLimits>,
 }
 
 impl Node {
@@ -178,13 +195,9 @@ impl Node {
         self.as_scalar().is_some_and(typing::is_null)
     }
 
-    /// The entry for `key`. When a key is duplicated the last one wins, as in the JSON object
-    /// that `sigs.k8s.io/yaml` hands to the API server.
+    /// The entry for `key` ([`entry_in`]).
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries()
-            .iter()
-            .rev()
-            .find(|e| e.key.as_str() == Some(key))
+        entry_in(self.entries(), key)
     }
 
     pub fn get(&self, key: &str) -> Option<&Node> {
@@ -198,9 +211,7 @@ impl Node {
 
     /// A string value, unless it is empty, null or not a scalar.
     pub fn str_at(&self, key: &str) -> Option<&str> {
-        self.get(key)
-            .filter(|n| !n.is_null())
-            .and_then(Node::as_str)
+        str_in(self.entries(), key)
     }
 
     /// The mapping in this subtree that has the key written at `key`.
