@@ -560,7 +560,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     }
     let mut outcome: Outcome;
     if args.fix || args.diff {
-        let (o, mut fixed) = engine::fix(&opts, args.unsafe_fixes)?;
+        let (o, mut fixed) = in_pool(|| engine::fix(&opts, args.unsafe_fixes))?;
         outcome = o;
         let files = report::plural(fixed.changes.len(), "file", "files");
         if args.diff {
@@ -611,10 +611,10 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         );
         if fixed.changes.len() != wanted {
             // What remains is what is on disk now.
-            outcome = engine::run(&opts)?;
+            outcome = in_pool(|| engine::run(&opts))?;
         }
     } else {
-        outcome = engine::run(&opts)?;
+        outcome = in_pool(|| engine::run(&opts))?;
     }
 
     if let Some(file) = &args.write_baseline {
@@ -688,6 +688,12 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     // only delay the exit.
     std::mem::forget(outcome);
     Ok(if failing { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// Runs `f` on a thread of the pool, as `ThreadPool::install` does: the run's serial steps
+/// then allocate from the heaps its parallel steps use, not from the main thread's own.
+fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    rayon::scope(|_| f())
 }
 
 fn write_file(path: &std::path::Path, text: &str) -> Result<(), String> {
