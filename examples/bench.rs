@@ -538,6 +538,8 @@ fn main() {
         ),
         ("pre-commit, one changed file".into(), precommit(None)),
         ("pre-commit, warm --cache".into(), precommit(Some(cache))),
+        // What the machine itself gives from more threads, on work that shares nothing.
+        ("parse floor (1 thread)".into(), floor_cmd("parse", 1)),
     ];
     // Above `fleet`, the fleet's lint runs in the same rounds: how the lint scales with the
     // repository is a ratio of two runs, and drift between invocations would swamp it.
@@ -561,7 +563,7 @@ fn main() {
     for (i, r) in rows.iter().enumerate() {
         let s = r.wall().as_secs_f64();
         let (files, bytes) = match &fleet {
-            Some((_, f, b)) if i == 6 => (*f, *b),
+            Some((_, f, b)) if i == 7 => (*f, *b),
             _ => (files, bytes),
         };
         println!(
@@ -580,8 +582,12 @@ fn main() {
         paired(&rows[0], &rows[3]),
         paired(&rows[1], &rows[0])
     );
+    println!(
+        "parse floor 1 → {cores} threads: {:.2}x speedup (what this machine gives)",
+        paired(&rows[6], &rows[2])
+    );
     if fleet.is_some() {
-        println!("{size} / fleet: {:.2}x", paired(&rows[0], &rows[6]));
+        println!("{size} / fleet: {:.2}x", paired(&rows[0], &rows[7]));
     }
 }
 
