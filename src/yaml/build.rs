@@ -72,7 +72,7 @@ pub struct Prune<'a> {
     /// Whether the value at `path`, a path of mapping keys from the root of a document whose
     /// root mapping holds `root` (so far, or in full), is not read.
     pub skip: &'a (dyn Fn(&[Entry], &[&str]) -> bool + Sync),
-    /// The longest path `skip` accepts.
+    /// The longest path `skip` accepts; no path longer than 8 keys is pruned.
     pub depth: usize,
 }
 
@@ -570,23 +570,27 @@ impl Builder<'_> {
         let Some(prune) = self.prune else {
             return;
         };
-        if self.stack.len() > prune.depth {
+        // Asked for most keys near the top of every document: the path is kept on the stack.
+        const MAX: usize = 8;
+        let depth = self.stack.len();
+        if depth > prune.depth.min(MAX) {
             return;
         }
-        let mut path = Vec::with_capacity(self.stack.len());
-        for frame in &self.stack {
+        let mut path = [""; MAX];
+        for (at, frame) in path.iter_mut().zip(&self.stack) {
             match frame {
                 Frame::Map { key: Some(k), .. } => match k.as_str() {
-                    Some(text) => path.push(text),
+                    Some(text) => *at = text,
                     None => return,
                 },
                 _ => return,
             }
         }
+        let path = &path[..depth];
         let Some(Frame::Map { entries: root, .. }) = self.stack.first() else {
             return;
         };
-        if (prune.skip)(root, &path) {
+        if (prune.skip)(root, path) {
             self.prune_next = Some(path.iter().map(|k| k.to_string()).collect());
         }
     }
