@@ -154,28 +154,27 @@ const UNREAD: &[(&str, &str, &[&str])] = &[(
     &["spec", "versions"],
 )];
 
-/// [`UNREAD`] for the parser: a document whose root mapping holds an `apiVersion` and a
-/// `kind` it names, and the path it names, as far as the mapping is known when the path's key
-/// is read.
+/// [`UNREAD`] for the parser: its paths, in a document whose root mapping holds the
+/// `apiVersion` and `kind` it names, as far as the mapping is known when the path's key is
+/// read.
 pub const PRUNE: crate::yaml::Prune = crate::yaml::Prune {
-    skip: &|root, path| {
-        UNREAD.iter().any(|(group, kind, unread)| {
-            *unread == path
-                && crate::yaml::str_in(root, "kind") == Some(kind)
-                && crate::yaml::str_in(root, "apiVersion").map(group_of) == Some(group)
-        })
+    paths: &UNREAD_PATHS,
+    skip: &|root, i| {
+        let (group, kind, _) = UNREAD[i];
+        crate::yaml::str_in(root, "kind") == Some(kind)
+            && crate::yaml::str_in(root, "apiVersion").map(group_of) == Some(group)
     },
-    // The longest path.
-    depth: {
-        let (mut depth, mut i) = (0, 0);
-        while i < UNREAD.len() {
-            if UNREAD[i].2.len() > depth {
-                depth = UNREAD[i].2.len();
-            }
-            i += 1;
-        }
-        depth
-    },
+};
+
+const UNREAD_PATHS: [&[&str]; UNREAD.len()] = {
+    let mut paths: [&[&str]; UNREAD.len()] = [&[]; UNREAD.len()];
+    let mut i = 0;
+    while i < UNREAD.len() {
+        assert!(UNREAD[i].2.len() <= crate::yaml::PRUNE_DEPTH);
+        paths[i] = UNREAD[i].2;
+        i += 1;
+    }
+    paths
 };
 
 /// Whether `root`, an object of `group` and `kind`, is a CRD that makes its kind

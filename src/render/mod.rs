@@ -531,6 +531,12 @@ mod tests {
             (format!("{head}spec:\n  versions:\n    - name: v1\n{many_keys}"), true),
             (format!("{head}spec:\n  versions:\n    - ? [a]\n      : 1\n      ? [a]\n      : 2\n      name: !!str v1\n"), true),
             (format!("--- &root\n{head}spec:\n  versions: [a, b]\nx: *root\n"), false),
+            (format!("{head}spec: &s\n  versions: [a, b]\nother: *s\n"), false),
+            (format!("{head}spec: &s\n  versions: [a, b]\nstatus: {{<<: *s}}\n"), false),
+            (format!("{head}spec: &s {{versions: [a, b]}}\nspec: *s\n"), false),
+            (format!("{head}spec:\n  versions: # the schemas\n    - a\n"), true),
+            (format!("{head}spec:\n  versions: [a, b]\n---\n{}", "- x\n".repeat(40)), true),
+            (format!("{head}{}", "spec: {versions: [a]}\n".repeat(30)), false),
             (format!("{head}spec:\n  versions:\n    - &v {{name: v1}}\n  other: *v\n"), false),
             (format!("{head}x: &a {{k: v}}\nspec:\n  versions:\n    - *a\n"), false),
             (format!("{head}spec:\n  versions:\n    - <<: {{name: v1}}\n      served: true\n"), false),
@@ -559,12 +565,12 @@ mod tests {
                 d.slimmed.is_some()
             )
         };
-        let tight = ParseLimits {
-            file_nodes: 12,
+        let tight = |file_nodes| ParseLimits {
+            file_nodes,
             ..ParseLimits::default()
         };
         for (text, pruned) in &cases {
-            for limits in [ParseLimits::default(), tight] {
+            for limits in [ParseLimits::default(), tight(12), tight(24)] {
                 let full = view(crate::yaml::parse(0, text, limits), limits);
                 let parsed = crate::engine::parse_text(0, text, limits);
                 if limits.file_nodes == ParseLimits::default().file_nodes {

@@ -69,12 +69,16 @@ enum Frame {
 /// Subtrees that a caller will never read, left unbuilt by [`parse_pruned`].
 #[derive(Clone, Copy)]
 pub struct Prune<'a> {
-    /// Whether the value at `path`, a path of mapping keys from the root of a document whose
-    /// root mapping holds `root` (so far, or in full), is not read.
-    pub skip: &'a (dyn Fn(&[Entry], &[&str]) -> bool + Sync),
-    /// The longest path `skip` accepts; no path longer than 8 keys is pruned.
-    pub depth: usize,
+    /// Paths of mapping keys from a document's root (at most [`PRUNE_DEPTH`] keys long).
+    pub paths: &'a [&'a [&'a str]],
+    /// Whether, in a document whose root mapping holds `root` (so far, or in full), the value
+    /// at `paths[i]` is not read.
+    pub skip: &'a (dyn Fn(&[Entry], usize) -> bool + Sync),
 }
+
+/// The longest path [`Prune`] looks at: it is built on the stack for most keys near the top of
+/// every document.
+pub const PRUNE_DEPTH: usize = 8;
 
 /// A collection being read but not built: what its node's span and its duplicate keys need.
 struct Light {
@@ -92,7 +96,8 @@ struct Skip {
     start: usize,
     flow: bool,
     map: bool,
-    path: Vec<String>,
+    /// Its index in [`Prune::paths`].
+    path: usize,
     /// Nodes read, itself included: what building it would have counted.
     size: usize,
     stack: Vec<Light>,
@@ -100,7 +105,7 @@ struct Skip {
 
 /// A pruned collection: where it is, for the check when its document ends.
 struct Pruned {
-    path: Vec<String>,
+    path: usize,
     start: u32,
 }
 
@@ -154,8 +159,11 @@ struct Builder<'a> {
     out: ParsedFile,
     doc_index: usize,
     prune: Option<Prune<'a>>,
-    /// Set after a key whose value is pruned, until the value's first event.
-    prune_next: Option<Vec<String>>,
+    /// [`Prune::skip`]'s answer for each path in the current document, asked once: a document
+    /// that repeats a key must not cost a search of its root per repetition.
+    asked: Vec<Option<bool>>,
+    /// Set after a key whose value is pruned, until the value's first event: the path's index.
+    prune_next: Option<usize>,
     skip: Option<Skip>,
     /// Pruned in the current document, to check when it ends.
     pruned: Vec<Pruned>,
@@ -201,6 +209,7 @@ fn build(
         out: ParsedFile::default(),
         doc_index: 0,
         prune,
+        asked: vec![None; prune.map_or(0, |p| p.paths.len())],
         prune_next: None,
         skip: None,
         pruned: Vec::new(),
@@ -216,6 +225,7 @@ fn build(
                 if let Err(problem) = b.charge(&event, start, end) {
                     // Nothing of a file that is abandoned is checked, so nothing is kept.
                     b.out.documents.clear();
+                    b.any_pruned = false;
                     b.out.problems.push(problem);
                     break;
                 }
@@ -322,6 +332,7 @@ impl Builder<'_> {
     }
 
     fn abandon_document(&mut self) {
+        self.asked.fill(None);
         self.prune_next = None;
         self.skip = None;
         self.pruned.clear();
@@ -335,6 +346,7 @@ impl Builder<'_> {
         match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentStart(..) => {}
             Event::DocumentEnd => {
+                self.asked.fill(None);
                 self.anchors.clear();
                 self.alias_budget = self.limits.alias_nodes;
                 self.doc_index += 1;
@@ -570,13 +582,11 @@ impl Builder<'_> {
         let Some(prune) = self.prune else {
             return;
         };
-        // Asked for most keys near the top of every document: the path is kept on the stack.
-        const MAX: usize = 8;
         let depth = self.stack.len();
-        if depth > prune.depth.min(MAX) {
+        if depth > PRUNE_DEPTH {
             return;
         }
-        let mut path = [""; MAX];
+        let mut path = [""; PRUNE_DEPTH];
         for (at, frame) in path.iter_mut().zip(&self.stack) {
             match frame {
                 Frame::Map { key: Some(k), .. } => match k.as_str() {
@@ -586,12 +596,21 @@ impl Builder<'_> {
                 _ => return,
             }
         }
-        let path = &path[..depth];
+        let Some(i) = prune.paths.iter().position(|p| *p == &path[..depth]) else {
+            return;
+        };
+        // The same path again in one document: a key given twice on the way, whose last
+        // value is the one read. `parse` would have built the one pruned already.
+        if self.pruned.iter().any(|p| p.path == i) {
+            self.unusual = true;
+            return;
+        }
         let Some(Frame::Map { entries: root, .. }) = self.stack.first() else {
             return;
         };
-        if (prune.skip)(root, path) {
-            self.prune_next = Some(path.iter().map(|k| k.to_string()).collect());
+        let skip = *self.asked[i].get_or_insert_with(|| (prune.skip)(root, i));
+        if skip {
+            self.prune_next = Some(i);
         }
     }
 
@@ -601,9 +620,10 @@ impl Builder<'_> {
     fn check_pruned(&mut self, root: &Node) {
         let prune = self.prune.expect("pruning");
         for p in self.pruned.drain(..) {
-            let path: Vec<&str> = p.path.iter().map(String::as_str).collect();
-            let same = root.path(&path).is_some_and(|n| n.span.start == p.start);
-            if !same || !(prune.skip)(root.entries(), &path) {
+            let same = root
+                .path(prune.paths[p.path])
+                .is_some_and(|n| n.span.start == p.start);
+            if !same || !(prune.skip)(root.entries(), p.path) {
                 self.unusual = true;
             }
         }
@@ -613,7 +633,11 @@ impl Builder<'_> {
     /// Reads an event while a pruned collection is skipped, or at its first event. Returns
     /// whether it took the event; if not, the event is built as usual.
     fn skip_event(&mut self, event: &Event<'_>, start: usize, end: usize) -> Result<bool, Unusual> {
-        if let Some(path) = self.prune_next.take() {
+        if let Some(path) = self.prune_next {
+            if matches!(event, Event::Comment(..)) {
+                return Ok(false);
+            }
+            self.prune_next = None;
             let (map, flow, anchor) = match event {
                 Event::SequenceStart(style, anchor, _) => {
                     (false, *style == StructureStyle::Flow, *anchor)
@@ -624,7 +648,12 @@ impl Builder<'_> {
                 // A scalar, an alias or an anchored collection is built, as `parse` does.
                 _ => return Ok(false),
             };
-            if anchor != 0 || self.open(start).is_err() {
+            // Under an anchor, the collection would be copied into the anchor's aliases as
+            // well, where slimming never empties it.
+            let anchored = self.stack.iter().any(|f| match f {
+                Frame::Seq { anchor, .. } | Frame::Map { anchor, .. } => *anchor != 0,
+            });
+            if anchor != 0 || anchored || self.open(start).is_err() {
                 return Ok(false);
             }
             self.skip = Some(Skip {

@@ -7,7 +7,9 @@
 mod build;
 pub mod typing;
 
-pub use build::{parse, parse_pruned, ParseLimits, Prune, ALIAS_NODES, FILE_NODES, MAX_DEPTH};
+pub use build::{
+    parse, parse_pruned, ParseLimits, Prune, ALIAS_NODES, FILE_NODES, MAX_DEPTH, PRUNE_DEPTH,
+};
 
 use std::fmt::Write as _;
 
