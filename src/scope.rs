@@ -116,15 +116,12 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             .is_some();
         let settings = argocd_named || argocd_secret;
         seen.objects |= argo_api || settings;
-        let group = doc
-            .str_at("apiVersion")
-            .and_then(|v| v.rsplit_once('/'))
-            .map_or("", |(g, _)| g);
+        let group = doc.str_at("apiVersion").map_or("", crate::model::group_of);
         let kind = doc.str_at("kind").unwrap_or_default();
         seen.always |= crate::model::declares_cluster_kind(group, kind, doc);
-        match doc.str_at("kind") {
-            Some("Application") => add_sources(doc.get("spec"), &mut seen),
-            Some("ApplicationSet") => {
+        match kind {
+            "Application" => add_sources(doc.get("spec"), &mut seen),
+            "ApplicationSet" => {
                 seen.always = true;
                 add_sources(doc.path(&["spec", "template", "spec"]), &mut seen);
                 let mut stack: Vec<&Node> = doc.path(&["spec", "generators"]).into_iter().collect();

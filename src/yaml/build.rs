@@ -94,12 +94,11 @@ struct Light {
 /// The collection being skipped, from its start event to its end.
 struct Skip {
     start: usize,
-    flow: bool,
-    map: bool,
     /// Its index in [`Prune::paths`].
     path: usize,
     /// Nodes read, itself included: what building it would have counted.
     size: usize,
+    /// Its own collection first, then those open inside it.
     stack: Vec<Light>,
 }
 
@@ -658,8 +657,6 @@ impl Builder<'_> {
             }
             self.skip = Some(Skip {
                 start,
-                flow,
-                map,
                 path,
                 size: 1,
                 stack: vec![Light::new(flow, map)],
@@ -700,41 +697,42 @@ impl Builder<'_> {
                 } else {
                     done.last_end.unwrap_or(end)
                 };
-                match skip.stack.last_mut() {
-                    Some(parent) => parent.child(stop, None),
-                    None => {
-                        let skip = self.skip.take().expect("a collection being skipped");
-                        self.report_light_duplicates(&done);
-                        return self.end_skip(skip, stop).map(|_| true);
+                let ended = match skip.stack.last_mut() {
+                    Some(parent) => {
+                        parent.child(stop, None);
+                        false
                     }
+                    None => true,
+                };
+                if done.map {
+                    self.report_duplicates(done.keys.len(), |i| {
+                        (done.keys[i].0.as_deref(), done.keys[i].1)
+                    });
                 }
-                self.report_light_duplicates(&done);
+                if ended {
+                    let skip = self.skip.take().expect("a collection being skipped");
+                    return self.end_skip(skip, &done, stop).map(|_| true);
+                }
             }
             _ => return Err(Unusual),
         }
         Ok(true)
     }
 
-    fn report_light_duplicates(&mut self, done: &Light) {
-        if done.map {
-            self.report_duplicates(done.keys.len(), |i| {
-                (done.keys[i].0.as_deref(), done.keys[i].1)
-            });
-        }
-    }
-
-    /// The skipped collection ends: it joins its parent as an empty one with its span.
-    fn end_skip(&mut self, skip: Skip, stop: usize) -> Result<(), Unusual> {
+    /// The skipped collection (`own`, the last of its stack) ends: it joins its parent as an
+    /// empty one with its span and style.
+    fn end_skip(&mut self, skip: Skip, own: &Light, stop: usize) -> Result<(), Unusual> {
         let span = Span::new(self.file, skip.start, stop);
-        let value = if skip.map {
+        let flow = own.flow;
+        let value = if own.map {
             Value::Map {
                 entries: Vec::new(),
-                flow: skip.flow,
+                flow,
             }
         } else {
             Value::Seq {
                 items: Vec::new(),
-                flow: skip.flow,
+                flow,
             }
         };
         // Empty already: nothing was dropped, as `Object::slim` would leave it.
