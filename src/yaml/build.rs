@@ -1,5 +1,6 @@
 //! Builds the span tree from parser events, with budgets that keep hostile input cheap.
 
+use super::skim::{skim, Skimmed};
 use super::{
     Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Span,
     Style, Value,
@@ -96,6 +97,8 @@ struct Skip {
     start: usize,
     /// Its index in [`Prune::paths`].
     path: usize,
+    /// Its index in [`Builder::skims`] when the parser reads it shortened.
+    skim: Option<usize>,
     /// Nodes read, itself included: what building it would have counted.
     size: usize,
     /// Its own collection first, then those open inside it.
@@ -136,7 +139,7 @@ impl Light {
 }
 
 /// Why the pruned parse gives up, for the file to be parsed in full instead.
-struct Unusual;
+pub(super) struct Unusual;
 
 /// An anchored node and its size in nodes. A node too big to ever be aliased within the
 /// document's budget is not copied at all: only its size is kept, to refuse the alias.
@@ -168,6 +171,9 @@ struct Builder<'a> {
     pruned: Vec<Pruned>,
     any_pruned: bool,
     unusual: bool,
+    /// Collections the parser reads shortened; each must be one that is pruned.
+    skims: &'a [Skimmed],
+    skims_met: usize,
 }
 
 fn offset(m: &Marker) -> usize {
@@ -176,8 +182,8 @@ fn offset(m: &Marker) -> usize {
 
 /// Parses every document of one file. Syntax errors end only the document they occur in.
 pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
-    match build(file, text, limits, None) {
-        Ok(parsed) => parsed,
+    match build(file, text, text, limits, None, &[]) {
+        Ok((parsed, _)) => parsed,
         Err(Unusual) => unreachable!("only a pruned parse gives up"),
     }
 }
@@ -187,16 +193,39 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
 /// [`ParsedFile::pruned`] is set. The problems and every other node are those [`parse`]
 /// gives. Where that could differ (an anchor, an alias or a merge key inside, an error while
 /// skipping, a key given twice on the way), the file is parsed in full instead.
+///
+/// The collections are read line by line where they keep to a plain subset of YAML (see
+/// `skim`), and by the parser's events otherwise.
 pub fn parse_pruned(file: FileId, text: &str, limits: ParseLimits, prune: Prune) -> ParsedFile {
-    build(file, text, limits, Some(prune)).unwrap_or_else(|Unusual| parse(file, text, limits))
+    let events = || build(file, text, text, limits, Some(prune), &[]);
+    if let Some((input, skims)) = skim(text, prune.paths, limits.max_depth) {
+        if let Ok(skimmed) = build(file, text, &input, limits, Some(prune), &skims) {
+            // Every test that parses a CRD checks the line reader against the events.
+            #[cfg(debug_assertions)]
+            {
+                let full = events().ok().map(|(p, left)| (format!("{p:?}"), left));
+                assert_eq!(
+                    Some((format!("{:?}", skimmed.0), skimmed.1)),
+                    full,
+                    "the line reader and the parser disagree on {text:?}"
+                );
+            }
+            return skimmed.0;
+        }
+    }
+    events().map_or_else(|Unusual| parse(file, text, limits), |(parsed, _)| parsed)
 }
 
-fn build(
+/// Parses `input`, which is `text` or `text` with `skims` shortened, into the nodes of `text`;
+/// returns them with what is left of the file's budget.
+pub(super) fn build(
     file: FileId,
     text: &str,
+    input: &str,
     limits: ParseLimits,
     prune: Option<Prune>,
-) -> Result<ParsedFile, Unusual> {
+    skims: &[Skimmed],
+) -> Result<(ParsedFile, usize), Unusual> {
     let mut b = Builder {
         file,
         text,
@@ -214,14 +243,22 @@ fn build(
         pruned: Vec::new(),
         any_pruned: false,
         unusual: false,
+        skims,
+        skims_met: 0,
     };
-    let mut parser = Parser::new_from_str(text);
+    // A shortened collection's problems would be found elsewhere, or not at all: a file with
+    // any problem is parsed from its own text.
+    let shortened = !skims.is_empty();
+    let mut parser = Parser::new_from_str(input);
     loop {
         match parser.next() {
             None => break,
             Some(Ok((event, span))) => {
                 let (start, end) = (offset(&span.start), offset(&span.end));
                 if let Err(problem) = b.charge(&event, start, end) {
+                    if shortened {
+                        return Err(Unusual);
+                    }
                     // Nothing of a file that is abandoned is checked, so nothing is kept.
                     b.out.documents.clear();
                     b.any_pruned = false;
@@ -238,6 +275,9 @@ fn build(
                     return Err(Unusual);
                 }
                 if let Err(problem) = built {
+                    if shortened {
+                        return Err(Unusual);
+                    }
                     b.out.problems.push(problem);
                     b.abandon_document();
                     match parser.proceed_next_document() {
@@ -247,7 +287,7 @@ fn build(
                 }
             }
             Some(Err(err)) => {
-                if b.skip.is_some() {
+                if b.skip.is_some() || shortened {
                     return Err(Unusual);
                 }
                 let at = offset(err.marker()).min(text.len());
@@ -267,13 +307,16 @@ fn build(
             }
         }
     }
-    if b.skip.is_some() || b.prune_next.is_some() {
+    if b.skip.is_some() || b.prune_next.is_some() || b.skims_met != skims.len() {
+        return Err(Unusual);
+    }
+    if shortened && !b.out.problems.is_empty() {
         return Err(Unusual);
     }
     if b.any_pruned {
         b.out.pruned = Some(limits);
     }
-    Ok(b.out)
+    Ok((b.out, b.file_budget))
 }
 
 const SYNTAX_HELP: &str = "fix the syntax: nothing in this document was checked";
@@ -655,9 +698,14 @@ impl Builder<'_> {
             if anchor != 0 || anchored || self.open(start).is_err() {
                 return Ok(false);
             }
+            let skim = self
+                .skims
+                .iter()
+                .position(|s| s.start == start && s.path == path);
             self.skip = Some(Skip {
                 start,
                 path,
+                skim,
                 size: 1,
                 stack: vec![Light::new(flow, map)],
             });
@@ -721,7 +769,15 @@ impl Builder<'_> {
 
     /// The skipped collection (`own`, the last of its stack) ends: it joins its parent as an
     /// empty one with its span and style.
-    fn end_skip(&mut self, skip: Skip, own: &Light, stop: usize) -> Result<(), Unusual> {
+    fn end_skip(&mut self, mut skip: Skip, own: &Light, stop: usize) -> Result<(), Unusual> {
+        if let Some(k) = skip.skim {
+            // The parser read a shortened collection: what the whole one costs is charged now.
+            let nodes = self.skims[k].nodes;
+            let more = nodes.checked_sub(skip.size).ok_or(Unusual)?;
+            self.file_budget = self.file_budget.checked_sub(more).ok_or(Unusual)?;
+            skip.size = nodes;
+            self.skims_met += 1;
+        }
         let span = Span::new(self.file, skip.start, stop);
         let flow = own.flow;
         let value = if own.map {

@@ -5,6 +5,7 @@
 //! swapped without touching recognition or rules.
 
 mod build;
+mod skim;
 pub mod typing;
 
 pub use build::{
