@@ -1,6 +1,6 @@
 //! Builds the span tree from parser events, with budgets that keep hostile input cheap.
 
-use super::skim::{skim, Skimmed};
+use super::skim::{skim, unshift, Shift, Skimmed};
 use super::{
     Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Span,
     Style, Value,
@@ -182,7 +182,7 @@ fn offset(m: &Marker) -> usize {
 
 /// Parses every document of one file. Syntax errors end only the document they occur in.
 pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
-    match build(file, text, text, limits, None, &[]) {
+    match build(file, text, Cut::none(text), limits, None) {
         Ok((parsed, _)) => parsed,
         Err(Unusual) => unreachable!("only a pruned parse gives up"),
     }
@@ -197,9 +197,14 @@ pub fn parse(file: FileId, text: &str, limits: ParseLimits) -> ParsedFile {
 /// The collections are read line by line where they keep to a plain subset of YAML (see
 /// `skim`), and by the parser's events otherwise.
 pub fn parse_pruned(file: FileId, text: &str, limits: ParseLimits, prune: Prune) -> ParsedFile {
-    let events = || build(file, text, text, limits, Some(prune), &[]);
-    if let Some((input, skims)) = skim(text, prune.paths, limits.max_depth) {
-        if let Ok(skimmed) = build(file, text, &input, limits, Some(prune), &skims) {
+    let events = || build(file, text, Cut::none(text), limits, Some(prune));
+    if let Some((input, skims, shifts)) = skim(text, prune.paths, limits.max_depth) {
+        let cut = Cut {
+            input: &input,
+            skims: &skims,
+            shifts: &shifts,
+        };
+        if let Ok(skimmed) = build(file, text, cut, limits, Some(prune)) {
             // Every test that parses a CRD checks the line reader against the events.
             #[cfg(debug_assertions)]
             {
@@ -216,16 +221,34 @@ pub fn parse_pruned(file: FileId, text: &str, limits: ParseLimits, prune: Prune)
     events().map_or_else(|Unusual| parse(file, text, limits), |(parsed, _)| parsed)
 }
 
-/// Parses `input`, which is `text` or `text` with `skims` shortened, into the nodes of `text`;
-/// returns them with what is left of the file's budget.
+/// What the parser reads: `text` itself, or `text` with `skims` cut short at `shifts`.
+#[derive(Clone, Copy)]
+pub(super) struct Cut<'c> {
+    pub input: &'c str,
+    pub skims: &'c [Skimmed],
+    pub shifts: &'c [Shift],
+}
+
+impl Cut<'_> {
+    pub fn none(text: &str) -> Cut<'_> {
+        Cut {
+            input: text,
+            skims: &[],
+            shifts: &[],
+        }
+    }
+}
+
+/// Parses `cut.input` into the nodes of `text`; returns them with what is left of the file's
+/// budget.
 pub(super) fn build(
     file: FileId,
     text: &str,
-    input: &str,
+    cut: Cut,
     limits: ParseLimits,
     prune: Option<Prune>,
-    skims: &[Skimmed],
 ) -> Result<(ParsedFile, usize), Unusual> {
+    let skims = cut.skims;
     let mut b = Builder {
         file,
         text,
@@ -249,12 +272,17 @@ pub(super) fn build(
     // A shortened collection's problems would be found elsewhere, or not at all: a file with
     // any problem is parsed from its own text.
     let shortened = !skims.is_empty();
-    let mut parser = Parser::new_from_str(input);
+    let mut parser = Parser::new_from_str(cut.input);
     loop {
         match parser.next() {
             None => break,
             Some(Ok((event, span))) => {
                 let (start, end) = (offset(&span.start), offset(&span.end));
+                let (start, end) = if shortened {
+                    (unshift(cut.shifts, start), unshift(cut.shifts, end))
+                } else {
+                    (start, end)
+                };
                 if let Err(problem) = b.charge(&event, start, end) {
                     if shortened {
                         return Err(Unusual);

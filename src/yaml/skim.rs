@@ -1,8 +1,8 @@
 //! Reads the collections a pruned parse skips line by line, much faster than the parser's events,
 //! and hands the parser a copy of the text in which each one is cut down to its first line's
-//! `-` and key and its last statement, the rest blanked with spaces (line breaks kept). The
-//! parser still sees where the collection starts and ends, at the same offsets, so its span,
-//! style and every other node come out as they would from the whole text.
+//! `-` and key and its last statement, with [`Shift`]s to map the parser's offsets back. The
+//! parser still sees where the collection starts and ends, so its span, style and every other
+//! node come out as they would from the whole text.
 //!
 //! Only a plain subset of YAML is read this way: block mappings and sequences, plain and quoted
 //! scalars (on one line or several), block scalars, `{}` and `[]`, in ASCII without tabs or
@@ -20,15 +20,34 @@ pub(super) struct Skimmed {
     pub nodes: usize,
 }
 
+/// Bytes cut out of the parser's input: an offset past `at` in the input is `by` bytes
+/// further in the text.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shift {
+    pub at: usize,
+    pub by: usize,
+}
+
+/// The offset in the text of `offset` in the input that `shifts` were cut from.
+pub(super) fn unshift(shifts: &[Shift], offset: usize) -> usize {
+    offset
+        + shifts
+            .iter()
+            .take_while(|s| offset > s.at)
+            .map(|s| s.by)
+            .sum::<usize>()
+}
+
 /// Shorter collections are left to the parser: shortening them would save nothing.
 const WORTH: usize = 512;
 
-/// The parser's input and the collections shortened in it, or `None` when nothing was.
+/// The parser's input, the collections shortened in it and where it was cut, or `None` when
+/// nothing was.
 pub(super) fn skim(
     text: &str,
     paths: &[&[&str]],
     max_depth: usize,
-) -> Option<(String, Vec<Skimmed>)> {
+) -> Option<(String, Vec<Skimmed>, Vec<Shift>)> {
     let mut found = Vec::new();
     for (i, path) in paths.iter().enumerate() {
         let Some(last) = path.last() else { continue };
@@ -41,18 +60,27 @@ pub(super) fn skim(
     if found.is_empty() {
         return None;
     }
-    let mut bytes = text.as_bytes().to_vec();
-    let mut skims = Vec::with_capacity(found.len());
-    for (skimmed, blank) in found {
-        for b in &mut bytes[blank.0..blank.1] {
-            if *b != b'\n' && *b != b'\r' {
-                *b = b' ';
-            }
+    found.sort_by_key(|(_, cut)| cut.0);
+    let mut input = String::with_capacity(text.len());
+    let (mut skims, mut shifts) = (Vec::new(), Vec::new());
+    let (mut from, mut removed) = (0, 0);
+    for (skimmed, (a, b)) in found {
+        // Two paths whose collections overlap: the first is enough.
+        if a < from {
+            continue;
         }
+        // Both ends are at ASCII bytes the reader checked: `:` or `-`, and a line break.
+        input.push_str(&text[from..a]);
+        shifts.push(Shift {
+            at: a - removed,
+            by: b - a,
+        });
+        removed += b - a;
+        from = b;
         skims.push(skimmed);
     }
-    // Only ASCII was blanked, whole bytes of it: the text stays UTF-8.
-    String::from_utf8(bytes).ok().map(|t| (t, skims))
+    input.push_str(&text[from..]);
+    Some((input, skims, shifts))
 }
 
 struct Line<'t> {
@@ -65,9 +93,6 @@ struct Line<'t> {
 impl Line<'_> {
     fn indent(&self) -> usize {
         self.text.iter().take_while(|&&b| b == b' ').count()
-    }
-    fn blank(&self) -> bool {
-        self.text.iter().all(|&b| b == b' ')
     }
     fn rest(&self) -> &[u8] {
         &self.text[self.indent()..]
@@ -214,8 +239,9 @@ struct Reader<'t> {
     start: Option<usize>,
     /// Where the first line's own indicator ends (`-` or `key:`): what is kept of it.
     first_kept: usize,
-    /// Where the last statement (a line starting with `-` or a key) starts.
+    /// Where the last statement (a line starting with `-` or a key) starts, and its line.
     last: usize,
+    last_line: usize,
     /// The value's own indent.
     indent: usize,
     /// Where the first token after the first `-` is (or the `-`'s line ends).
@@ -240,6 +266,7 @@ impl<'t> Reader<'t> {
             start: None,
             first_kept: 0,
             last: 0,
+            last_line: 0,
             first_key: None,
             indent: usize::MAX,
             first_token: 0,
@@ -254,14 +281,15 @@ impl<'t> Reader<'t> {
         match self.read(line) {
             // Only ASCII without tabs or control characters: what the parser reads exactly as
             // the checks here assume. The line that ends the value is the parser's.
-            Step::Took if line.text.iter().any(|b| !(b' '..0x7f).contains(b)) => Step::Refused,
+            Step::Took if !printable_ascii(line.text) => Step::Refused,
             step => step,
         }
     }
 
     fn read(&mut self, line: &Line<'t>) -> Step {
         let text = line.text;
-        if line.blank() {
+        let ind = line.indent();
+        if ind == text.len() {
             return match self.pending {
                 // Blank lines ahead of a block scalar's first line may not be longer than its
                 // indent: not worth telling apart.
@@ -269,7 +297,6 @@ impl<'t> Reader<'t> {
                 _ => Step::Took,
             };
         }
-        let ind = line.indent();
         match self.pending {
             Pending::Block(parent, content) => match content {
                 Some(c) if ind >= c => return Step::Took,
@@ -341,7 +368,10 @@ impl<'t> Reader<'t> {
         // Close what this line is left of; an indentless sequence closes at its key's indent.
         while let Some(top) = self.open.last() {
             if top.indent > ind || (top.indentless && top.indent == ind && !dash) {
-                self.open.pop();
+                let done = self.open.pop().expect("an open collection");
+                if !unique(done.keys) {
+                    return Step::Refused;
+                }
             } else {
                 break;
             }
@@ -385,13 +415,15 @@ impl<'t> Reader<'t> {
                 self.first_key = Some((col, &key[..n]));
                 at + col + n + 1
             } else if key.is_empty() {
-                at + ind + 1
+                // A `-` alone: the whole line, up to where the parser starts the node.
+                at + ind + rest.len()
             } else {
                 // A scalar as the first item: keeping it would change what follows.
                 return false;
             };
         }
         self.last = at + ind;
+        self.last_line = at;
         self.last_key = (ind, dash, (!dash && n > 0).then(|| &key[..n]));
         true
     }
@@ -437,11 +469,9 @@ impl<'t> Reader<'t> {
             return Step::Refused;
         }
         let key = &rest[..n];
-        let top = self.open.last_mut().expect("a mapping");
-        if top.keys.contains(&key) {
-            return Step::Refused;
-        }
-        top.keys.push(key);
+        // Duplicates are looked for when the mapping closes: a schema's `properties` may hold
+        // hundreds of keys.
+        self.open.last_mut().expect("a mapping").keys.push(key);
         self.nodes += 1;
         let after = &rest[n + 1..];
         let pad = after.iter().take_while(|&&b| b == b' ').count();
@@ -486,10 +516,12 @@ impl<'t> Reader<'t> {
         }
     }
 
-    /// The collection's nodes, start, and the range to blank, if it was read to its end and is
+    /// The collection's nodes, start, and the range to cut (from the first line's kept part to
+    /// the line break before the last statement), if it was read to its end and is
     /// worth shortening.
     fn finish(self) -> Option<(usize, usize, (usize, usize))> {
         if !self.ok
+            || !self.open.into_iter().all(|o| unique(o.keys))
             || matches!(
                 self.pending,
                 Pending::Key(_) | Pending::Dash(_) | Pending::Quoted(..)
@@ -519,8 +551,22 @@ impl<'t> Reader<'t> {
                 return None;
             }
         }
-        Some((self.nodes, start, (self.first_kept, self.last)))
+        Some((self.nodes, start, (self.first_kept, self.last_line - 1)))
     }
+}
+
+/// ASCII without control characters. Folded over every byte rather than stopping early, so
+/// that it compiles to vector instructions.
+fn printable_ascii(text: &[u8]) -> bool {
+    !text
+        .iter()
+        .fold(false, |bad, b| bad | !(b' '..0x7f).contains(b))
+}
+
+/// Whether no key is given twice.
+fn unique(mut keys: Vec<&[u8]>) -> bool {
+    keys.sort_unstable();
+    keys.windows(2).all(|w| w[0] != w[1])
 }
 
 /// The length of a plain key followed by `:` and a space or the line's end; 0 if the line
@@ -609,7 +655,7 @@ fn quoted(v: &[u8], double: bool) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::build::build;
+    use crate::yaml::build::{build, Cut};
     use crate::yaml::ParseLimits;
 
     /// Parses `text` with the line reader and with the parser's events: the same nodes,
@@ -617,14 +663,18 @@ mod tests {
     /// read anything.
     fn agree(text: &str, limits: ParseLimits) -> bool {
         let prune = crate::model::PRUNE;
-        let events = build(0, text, text, limits, Some(prune), &[])
+        let events = build(0, text, Cut::none(text), limits, Some(prune))
             .ok()
             .map(|(p, left)| (format!("{p:?}"), left));
-        let Some((input, skims)) = skim(text, prune.paths, limits.max_depth) else {
+        let Some((input, skims, shifts)) = skim(text, prune.paths, limits.max_depth) else {
             return false;
         };
-        assert_eq!(input.len(), text.len());
-        let Ok((p, left)) = build(0, text, &input, limits, Some(prune), &skims) else {
+        let cut = Cut {
+            input: &input,
+            skims: &skims,
+            shifts: &shifts,
+        };
+        let Ok((p, left)) = build(0, text, cut, limits, Some(prune)) else {
             return false;
         };
         assert_eq!(Some((format!("{p:?}"), left)), events, "{text}");
@@ -666,12 +716,18 @@ mod tests {
         let folded = folded_style();
         let two = format!("{block}  names2: x\n---\napiVersion: v1\nkind: ConfigMap\ndata:\n  versions: x\n---\n{folded}");
         let crlf = block.replace('\n', "\r\n");
+        // A `-` alone on the first line (trailing spaces and all), and nothing after the last.
+        let dash = folded.replace("  - name: v1beta1\n", "  -  \n    name: v1beta1\n");
+        let unended = folded.trim_end().to_string();
         // (text, whether the line reader reads it, whether the parse leaves schemas out)
         for (text, read, pruned) in [
             (&block, true, true),
             (&folded, true, true),
             (&two, true, true),
             (&crlf, true, true),
+            (&dash, true, true),
+            (&dash.replace("\n", "\r\n"), true, true),
+            (&unended, true, true),
             // Not a CRD: the builder does not prune it, so the file is parsed from its text.
             (
                 &block.replace("CustomResourceDefinition", "Gadget"),

@@ -36,7 +36,10 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         });
         places.push(place);
     }
-    let mut owners: HashMap<Identity, Vec<(usize, usize)>> = HashMap::default();
+    // One entry per rendered object, nearly: sized once rather than rehashed as it grows.
+    let rendered = g.apps.iter().map(|a| a.rendered.len()).sum();
+    let mut owners: HashMap<Identity, Vec<(usize, usize)>> =
+        HashMap::with_capacity_and_hasher(rendered, Default::default());
     for (a, place) in places.iter().enumerate() {
         let Some((repo, cluster, dest_ns)) = place else {
             continue;
