@@ -1,7 +1,7 @@
 //! Micro-benchmarks of three layers of the pipeline, with [divan](https://docs.rs/divan):
 //!
-//! - `parse`: `yaml::parse` on a Deployment, a file of 50 Applications and a large CRD, with
-//!   throughput in bytes;
+//! - `parse`: `yaml::parse` on a Deployment, a file of 50 Applications and a large CRD, and
+//!   `yaml::parse_pruned` on the CRD as the lint parses it, with throughput in bytes;
 //! - `render`: `render::build_kustomization` on an in-memory base and overlay;
 //! - `rules`: `engine::run` on `fixtures/example-repo` and on all of `fixtures/rules` (file
 //!   reading included), and `engine::load` alone on `fixtures/rules` to tell reading and
@@ -257,6 +257,23 @@ mod parse {
             LARGE_CRD.len()
         );
         parse_text(bencher, &LARGE_CRD);
+    }
+
+    /// The same CRD as the lint parses it: its schemas are read, and checked, but not built.
+    #[divan::bench]
+    fn crd_large_pruned(bencher: Bencher) {
+        let text: &str = &LARGE_CRD;
+        let parse = || {
+            yaml::parse_pruned(
+                0,
+                black_box(text),
+                ParseLimits::default(),
+                gitops_lint::model::PRUNE,
+            )
+        };
+        let parsed = parse();
+        assert!(parsed.problems.is_empty() && parsed.pruned.is_some());
+        bencher.counter(BytesCount::of_str(text)).bench(parse);
     }
 }
 

@@ -482,7 +482,7 @@ impl<'t> Reader<'t> {
         self.value(&after[pad..], col)
     }
 
-    /// A scalar (or `{}`, `[]`) whose parent is at `parent`.
+    /// A scalar or a one-line flow collection, whose parent is at `parent`.
     fn value(&mut self, v: &[u8], parent: usize) -> Step {
         let v = &v[..v.len() - v.iter().rev().take_while(|&&b| b == b' ').count()];
         self.nodes += 1;
@@ -503,7 +503,18 @@ impl<'t> Reader<'t> {
                     None => false,
                 }
             }
-            b'{' | b'[' => v == b"{}" || v == b"[]",
+            b'{' | b'[' => {
+                let depth = self
+                    .max_depth
+                    .saturating_sub(self.outer + self.open.len() + 3);
+                match flow(v, depth) {
+                    Some((nodes, len)) if len == v.len() => {
+                        self.nodes += nodes - 1;
+                        true
+                    }
+                    _ => false,
+                }
+            }
             _ => {
                 self.pending = Pending::Plain(parent);
                 plain_starts(v)
@@ -553,6 +564,73 @@ impl<'t> Reader<'t> {
         }
         Some((self.nodes, start, (self.first_kept, self.last_line - 1)))
     }
+}
+
+/// A flow collection on one line, from its opening bracket, at most `depth` deep: the nodes
+/// in it (itself included) and the bytes it takes; `None` where it is not plain enough to read
+/// here (a quoted scalar, a `:` or `#` in a plain one, a pair in a sequence, an empty entry).
+fn flow(v: &[u8], depth: usize) -> Option<(usize, usize)> {
+    if depth == 0 {
+        return None;
+    }
+    let map = v[0] == b'{';
+    let close = if map { b'}' } else { b']' };
+    let spaces = |i: &mut usize| {
+        while v.get(*i) == Some(&b' ') {
+            *i += 1;
+        }
+    };
+    let (mut i, mut nodes, mut keys) = (1, 1, Vec::new());
+    spaces(&mut i);
+    if v.get(i) == Some(&close) {
+        return Some((nodes, i + 1));
+    }
+    loop {
+        if map {
+            let n = key_len(&v[i..]);
+            if n == 0 || v.get(i + n + 1) != Some(&b' ') {
+                return None;
+            }
+            keys.push(&v[i..i + n]);
+            nodes += 1;
+            i += n + 1;
+            spaces(&mut i);
+        }
+        let (n, len) = match v.get(i)? {
+            b'[' | b'{' => flow(&v[i..], depth - 1)?,
+            _ => {
+                let len = v[i..]
+                    .iter()
+                    .take_while(|&&b| !matches!(b, b',' | b'[' | b']' | b'{' | b'}'))
+                    .count();
+                let text = &v[i..i + len];
+                let plain = text.iter().all(|&b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b' ' | b'_' | b'-' | b'.' | b'/' | b'+' | b'=')
+                });
+                if len == 0 || !plain || INDICATORS.contains(&text[0]) {
+                    return None;
+                }
+                (1, len)
+            }
+        };
+        nodes += n;
+        i += len;
+        spaces(&mut i);
+        match v.get(i)? {
+            b',' => {
+                i += 1;
+                spaces(&mut i);
+                // A trailing comma: the parser allows it, not worth telling apart.
+                if v.get(i) == Some(&close) {
+                    return None;
+                }
+            }
+            &b if b == close => break,
+            _ => return None,
+        }
+    }
+    unique(keys).then_some((nodes, i + 1))
 }
 
 /// ASCII without control characters. Folded over every byte rather than stopping early, so
@@ -687,7 +765,7 @@ mod tests {
     fn block_style() -> String {
         let mut t = format!("{HEAD}  versions:\n    - name: v1\n      served: true\n      storage: true\n      additionalPrinterColumns:\n        - jsonPath: .status.conditions[?(@.type==\"Ready\")].status\n          name: Ready\n          type: string\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n");
         for i in 0..4 {
-            t += &format!("            field{i}:\n              description: |-\n                Field {i} says what the gadget does.\n\n                A second paragraph, with: a colon and # a hash.\n              type: object\n              default: {{}}\n              properties:\n                mode:\n                  type: string\n                  enum:\n                    - Fast\n                    - Slow\n                  pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$\n                count:\n                  format: int32\n                  type: integer\n                  minimum: -1\n              x-kubernetes-list-type: map\n");
+            t += &format!("            field{i}:\n              description: |-\n                Field {i} says what the gadget does.\n\n                A second paragraph, with: a colon and # a hash.\n              type: object\n              default: {{}}\n              properties:\n                mode:\n                  type: string\n                  enum:\n                    - Fast\n                    - Slow\n                  pattern: ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$\n                count:\n                  format: int32\n                  type: integer\n                  minimum: -1\n              x-kubernetes-list-type: map\n              required: [mode, count]\n              x-kubernetes-list-map-keys: [ ]\n              additionalProperties: {{type: object, properties: {{a: {{type: string}}, b: {{items: [x y, z]}}}}}}\n");
         }
         t += "      subresources:\n        status: {}\n";
         t
@@ -781,6 +859,15 @@ mod tests {
             |_| String::new(),
             |l| l[..l.len() / 2].to_string(),
             |l| format!("- {}", l.trim_start()),
+            |l| l.replacen(", ", ",, ", 1),
+            |l| l.replacen(", ", ",", 1),
+            |l| l.replacen("]", ",]", 1),
+            |l| l.replacen("[", "[[", 1),
+            |l| l.replacen("{type: object", "{type: object, type: x", 1),
+            |l| l.replacen("{a:", "{a :", 1),
+            |l| l.replacen("{a:", "{-a:", 1),
+            |l| l.replacen("x y", "x: y", 1),
+            |l| l.replacen("x y", "[x] y", 1),
         ];
         let (mut read, mut left) = (0, 0);
         for base in [block_style(), folded_style()] {
