@@ -282,6 +282,15 @@ impl<'t> Reader<'t> {
             // Only ASCII without tabs or control characters: what the parser reads exactly as
             // the checks here assume. The line that ends the value is the parser's.
             Step::Took if !printable_ascii(line.text) => Step::Refused,
+            // A line that ends the value here might not for the parser: a tab is blank to it, a
+            // lone `\r` a line break.
+            Step::Ended
+                if line.text[line.indent()..]
+                    .first()
+                    .is_some_and(|b| !(b'!'..0x7f).contains(b)) =>
+            {
+                Step::Refused
+            }
             step => step,
         }
     }
@@ -659,7 +668,8 @@ fn key_len(rest: &[u8]) -> usize {
     let first_ok = rest
         .first()
         .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$');
-    if n == 0 || !first_ok {
+    // The parser looks no further than 1024 characters for the `:` of a key.
+    if n == 0 || !first_ok || n > 1000 {
         return 0;
     }
     match (rest.get(n), rest.get(n + 1)) {
@@ -815,6 +825,26 @@ mod tests {
             // A problem anywhere: the parser reports it from the whole text.
             (&format!("{block}status: {{a: [}}\n"), false, false),
             (&format!("{block}status: {{a: 1, a: 2}}\n"), false, true),
+            // Where the parser reads a line differently: a tab-only line or a lone `\r` does not
+            // end the collection, and a key of more than 1024 characters is an error.
+            (
+                &folded.replace("    served: true\n", "\t\n    served: true\n"),
+                false,
+                true,
+            ),
+            (
+                &folded.replace("    served: true\n", "\r    served: true\n"),
+                false,
+                true,
+            ),
+            (
+                &folded.replace(
+                    "    served: true\n",
+                    &format!("    {}: x\n    served: true\n", "k".repeat(1025)),
+                ),
+                false,
+                false,
+            ),
         ] {
             assert_eq!(agree(text, ParseLimits::default()), read, "{text}");
             for n in [40, 150, 400] {
