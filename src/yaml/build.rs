@@ -248,7 +248,6 @@ pub(super) fn build(
     limits: ParseLimits,
     prune: Option<Prune>,
 ) -> Result<(ParsedFile, usize), Unusual> {
-    let skims = cut.skims;
     let mut b = Builder {
         file,
         text,
@@ -266,27 +265,19 @@ pub(super) fn build(
         pruned: Vec::new(),
         any_pruned: false,
         unusual: false,
-        skims,
+        skims: cut.skims,
         skims_met: 0,
     };
-    // A shortened collection's problems would be found elsewhere, or not at all: a file with
-    // any problem is parsed from its own text.
-    let shortened = !skims.is_empty();
     let mut parser = Parser::new_from_str(cut.input);
     loop {
         match parser.next() {
             None => break,
             Some(Ok((event, span))) => {
-                let (start, end) = (offset(&span.start), offset(&span.end));
-                let (start, end) = if shortened {
-                    (unshift(cut.shifts, start), unshift(cut.shifts, end))
-                } else {
-                    (start, end)
-                };
+                let (start, end) = (
+                    unshift(cut.shifts, offset(&span.start)),
+                    unshift(cut.shifts, offset(&span.end)),
+                );
                 if let Err(problem) = b.charge(&event, start, end) {
-                    if shortened {
-                        return Err(Unusual);
-                    }
                     // Nothing of a file that is abandoned is checked, so nothing is kept.
                     b.out.documents.clear();
                     b.any_pruned = false;
@@ -303,9 +294,6 @@ pub(super) fn build(
                     return Err(Unusual);
                 }
                 if let Err(problem) = built {
-                    if shortened {
-                        return Err(Unusual);
-                    }
                     b.out.problems.push(problem);
                     b.abandon_document();
                     match parser.proceed_next_document() {
@@ -315,10 +303,10 @@ pub(super) fn build(
                 }
             }
             Some(Err(err)) => {
-                if b.skip.is_some() || shortened {
+                if b.skip.is_some() {
                     return Err(Unusual);
                 }
-                let at = offset(err.marker()).min(text.len());
+                let at = unshift(cut.shifts, offset(err.marker())).min(text.len());
                 let end = next_char_boundary(text, at);
                 b.out.problems.push(ParseProblem {
                     kind: ProblemKind::InvalidYaml,
@@ -335,10 +323,12 @@ pub(super) fn build(
             }
         }
     }
-    if b.skip.is_some() || b.prune_next.is_some() || b.skims_met != skims.len() {
+    if b.skip.is_some() || b.prune_next.is_some() || b.skims_met != cut.skims.len() {
         return Err(Unusual);
     }
-    if shortened && !b.out.problems.is_empty() {
+    // A problem found in a shortened input (a syntax error, a budget stop) might be found
+    // elsewhere in the whole text, or not at all: the file is parsed from its own text.
+    if !cut.skims.is_empty() && !b.out.problems.is_empty() {
         return Err(Unusual);
     }
     if b.any_pruned {

@@ -5,13 +5,13 @@
 //! node come out as they would from the whole text.
 //!
 //! Only a plain subset of YAML is read this way: block mappings and sequences, plain and quoted
-//! scalars (on one line or several), block scalars, `{}` and `[]`, in ASCII without tabs or
-//! control characters. Anything else (a comment, an anchor, an alias, a tag, a flow collection,
-//! a duplicate key, an indentation the parser might take otherwise) leaves the collection to the
-//! parser's events. The builder checks that each shortened collection is one it prunes, and
+//! scalars (on one line or several), block scalars, one-line flow collections of plain scalars,
+//! in ASCII without tabs or control characters. Anything else (a comment, an anchor, an alias, a
+//! tag, a duplicate key, an indentation the parser might take otherwise) leaves the collection to
+//! the parser's events. The builder checks that each shortened collection is one it prunes, and
 //! parses the file from its own text if not, or if any problem turns up.
 
-/// A collection read here: where it starts (its first indicator), its path in
+/// A collection read here: where the parser starts its node, its path in
 /// [`super::Prune::paths`], and the nodes the parser would have built for it, itself included.
 #[derive(Debug)]
 pub(super) struct Skimmed {
@@ -88,14 +88,14 @@ struct Line<'t> {
     at: usize,
     /// The line without its break (`\n` or `\r\n`).
     text: &'t [u8],
+    /// Its leading spaces.
+    ind: usize,
 }
 
-impl Line<'_> {
-    fn indent(&self) -> usize {
-        self.text.iter().take_while(|&&b| b == b' ').count()
-    }
-    fn rest(&self) -> &[u8] {
-        &self.text[self.indent()..]
+impl<'t> Line<'t> {
+    /// The line after its indent.
+    fn rest(&self) -> &'t [u8] {
+        &self.text[self.ind..]
     }
     /// `---` or `...` at the start of a line: a document starts or ends.
     fn marker(&self) -> bool {
@@ -117,7 +117,12 @@ fn lines(text: &[u8]) -> impl Iterator<Item = Line<'_>> {
         if let Some(stripped) = line.strip_suffix(b"\r") {
             line = stripped;
         }
-        let out = Line { at, text: line };
+        let ind = line.iter().take_while(|&&b| b == b' ').count();
+        let out = Line {
+            at,
+            text: line,
+            ind,
+        };
         at = end + 1;
         Some(out)
     })
@@ -143,11 +148,10 @@ fn find(
             child = Some(0);
             continue;
         }
-        let rest = line.rest();
+        let (rest, ind) = (line.rest(), line.ind);
         if rest.is_empty() || rest[0] == b'#' {
             continue;
         }
-        let ind = line.indent();
         while keys.last().is_some_and(|&k| ind <= k) {
             child = keys.pop();
         }
@@ -162,6 +166,7 @@ fn find(
         }
         // The value: the lines after the key, read until the collection ends.
         let mut reader = Reader::new(ind, path.len() + 1, max_depth);
+        let mut refused = false;
         while let Some(next) = all.peek() {
             if next.marker() {
                 break;
@@ -172,12 +177,12 @@ fn find(
                 }
                 Step::Ended => break,
                 Step::Refused => {
-                    reader.ok = false;
+                    refused = true;
                     break;
                 }
             }
         }
-        if let Some((skimmed_nodes, start, blank)) = reader.finish() {
+        if let Some((skimmed_nodes, start, blank)) = reader.finish().filter(|_| !refused) {
             found.push((
                 Skimmed {
                     start,
@@ -236,14 +241,12 @@ struct Reader<'t> {
     open: Vec<Open<'t>>,
     pending: Pending,
     nodes: usize,
-    start: Option<usize>,
+    /// Where the value's first line starts after its indent, and that indent.
+    first: Option<(usize, usize)>,
     /// Where the first line's own indicator ends (`-` or `key:`): what is kept of it.
     first_kept: usize,
-    /// Where the last statement (a line starting with `-` or a key) starts, and its line.
-    last: usize,
+    /// The line of the last statement (a line starting with `-` or a key).
     last_line: usize,
-    /// The value's own indent.
-    indent: usize,
     /// Where the first token after the first `-` is (or the `-`'s line ends).
     first_token: usize,
     /// The first statement's key, and its column.
@@ -253,7 +256,6 @@ struct Reader<'t> {
     /// Collections the path and the parser already hold open.
     outer: usize,
     max_depth: usize,
-    ok: bool,
 }
 
 impl<'t> Reader<'t> {
@@ -263,17 +265,14 @@ impl<'t> Reader<'t> {
             open: Vec::new(),
             pending: Pending::Key(key),
             nodes: 0,
-            start: None,
+            first: None,
             first_kept: 0,
-            last: 0,
             last_line: 0,
             first_key: None,
-            indent: usize::MAX,
             first_token: 0,
             last_key: (0, false, None),
             outer,
             max_depth,
-            ok: true,
         }
     }
 
@@ -285,7 +284,8 @@ impl<'t> Reader<'t> {
             // A line that ends the value here might not for the parser: a tab is blank to it, a
             // lone `\r` a line break.
             Step::Ended
-                if line.text[line.indent()..]
+                if line
+                    .rest()
                     .first()
                     .is_some_and(|b| !(b'!'..0x7f).contains(b)) =>
             {
@@ -296,8 +296,7 @@ impl<'t> Reader<'t> {
     }
 
     fn read(&mut self, line: &Line<'t>) -> Step {
-        let text = line.text;
-        let ind = line.indent();
+        let (text, ind) = (line.text, line.ind);
         if ind == text.len() {
             return match self.pending {
                 // Blank lines ahead of a block scalar's first line may not be longer than its
@@ -329,8 +328,7 @@ impl<'t> Reader<'t> {
                 };
             }
             Pending::Plain(parent) if ind > parent => {
-                let rest = &text[ind..];
-                return if plain_continues(rest) {
+                return if plain_continues(line.rest()) {
                     Step::Took
                 } else {
                     Step::Refused
@@ -338,7 +336,7 @@ impl<'t> Reader<'t> {
             }
             _ => {}
         }
-        let rest = &text[ind..];
+        let rest = line.rest();
         if rest[0] == b'#' {
             return Step::Refused;
         }
@@ -350,8 +348,7 @@ impl<'t> Reader<'t> {
                 let indentless = ind == k && dash;
                 if ind > k || indentless {
                     if self.open.is_empty() {
-                        self.start = Some(line.at + ind);
-                        self.indent = ind;
+                        self.first = Some((line.at + ind, ind));
                     }
                     if !self.push(ind, !dash, indentless) {
                         return Step::Refused;
@@ -397,43 +394,66 @@ impl<'t> Reader<'t> {
         if top.indent != ind || top.map == dash {
             return Step::Refused;
         }
-        if !self.statement(line.at, ind, dash, rest) {
-            return Step::Refused;
-        }
-        if dash {
-            self.item(line, ind)
-        } else {
-            self.entry(ind, rest)
-        }
-    }
-
-    /// Notes where a statement (a line starting with `-` or a key) is, to keep the first and
-    /// the last. What is kept of the first is its `-` and, after it, the first key with its
-    /// `:`: the parser starts an indentless sequence's node at the first token after its `-`.
-    fn statement(&mut self, at: usize, ind: usize, dash: bool, rest: &'t [u8]) -> bool {
-        let (col, key) = if dash {
+        // What follows the `-` and its spaces, or the key line itself, and the key it starts
+        // with (0 if none).
+        let (col, body) = if dash {
             let pad = rest[1..].iter().take_while(|&&b| b == b' ').count();
             (ind + 1 + pad, &rest[1 + pad..])
         } else {
             (ind, rest)
         };
-        let n = key_len(key);
-        if self.start == Some(at + ind) {
+        let n = key_len(body);
+        if !self.statement(line.at, ind, dash, col, body, &body[..n]) {
+            return Step::Refused;
+        }
+        if !dash {
+            return self.entry(col, body, n);
+        }
+        if body.is_empty() {
+            self.pending = Pending::Dash(ind);
+            return Step::Took;
+        }
+        if body[0] == b'-' && body.get(1).is_none_or(|&b| b == b' ') {
+            return Step::Refused;
+        }
+        if n == 0 {
+            return self.value(body, ind);
+        }
+        if !self.push(col, true, false) {
+            return Step::Refused;
+        }
+        self.entry(col, body, n)
+    }
+
+    /// Notes where a statement (a line starting with `-` or a key) is, to keep the first and
+    /// the last. What is kept of the first is its `-` and, after it, the first key with its
+    /// `:`: the parser starts an indentless sequence's node at the first token after its `-`.
+    /// `body` is what the line holds at `col`, after its `-` if any, and `key` the key it
+    /// starts with (empty if none).
+    fn statement(
+        &mut self,
+        at: usize,
+        ind: usize,
+        dash: bool,
+        col: usize,
+        body: &[u8],
+        key: &'t [u8],
+    ) -> bool {
+        if self.first.is_some_and(|(start, _)| start == at + ind) {
             self.first_token = at + col;
-            self.first_kept = if n > 0 {
-                self.first_key = Some((col, &key[..n]));
-                at + col + n + 1
-            } else if key.is_empty() {
+            self.first_kept = if !key.is_empty() {
+                self.first_key = Some((col, key));
+                at + col + key.len() + 1
+            } else if body.is_empty() {
                 // A `-` alone: the whole line, up to where the parser starts the node.
-                at + ind + rest.len()
+                at + col
             } else {
                 // A scalar as the first item: keeping it would change what follows.
                 return false;
             };
         }
-        self.last = at + ind;
         self.last_line = at;
-        self.last_key = (ind, dash, (!dash && n > 0).then(|| &key[..n]));
+        self.last_key = (ind, dash, (!dash && !key.is_empty()).then_some(key));
         true
     }
 
@@ -449,31 +469,8 @@ impl<'t> Reader<'t> {
         self.outer + self.open.len() + 2 < self.max_depth
     }
 
-    /// `- ...` at `ind`.
-    fn item(&mut self, line: &Line<'t>, ind: usize) -> Step {
-        let after = &line.text[ind + 1..];
-        let pad = after.iter().take_while(|&&b| b == b' ').count();
-        let rest = &after[pad..];
-        let col = ind + 1 + pad;
-        if rest.is_empty() {
-            self.pending = Pending::Dash(ind);
-            return Step::Took;
-        }
-        if rest[0] == b'-' && rest.get(1).is_none_or(|&b| b == b' ') {
-            return Step::Refused;
-        }
-        if key_len(rest) > 0 {
-            if !self.push(col, true, false) {
-                return Step::Refused;
-            }
-            return self.entry(col, rest);
-        }
-        self.value(rest, ind)
-    }
-
-    /// `key: ...` at `col`, in the mapping on top.
-    fn entry(&mut self, col: usize, rest: &'t [u8]) -> Step {
-        let n = key_len(rest);
+    /// `key: ...` at `col` (its key `n` bytes long), in the mapping on top.
+    fn entry(&mut self, col: usize, rest: &'t [u8], n: usize) -> Step {
         if n == 0 {
             return Step::Refused;
         }
@@ -540,8 +537,7 @@ impl<'t> Reader<'t> {
     /// the line break before the last statement), if it was read to its end and is
     /// worth shortening.
     fn finish(self) -> Option<(usize, usize, (usize, usize))> {
-        if !self.ok
-            || !self.open.into_iter().all(|o| unique(o.keys))
+        if !self.open.into_iter().all(|o| unique(o.keys))
             || matches!(
                 self.pending,
                 Pending::Key(_) | Pending::Dash(_) | Pending::Quoted(..)
@@ -549,23 +545,25 @@ impl<'t> Reader<'t> {
         {
             return None;
         }
+        let (first, indent) = self.first?;
         // An indentless sequence's node starts at its first token after the `-`.
-        let start = if self.indent == self.key {
+        let start = if indent == self.key {
             self.first_token
         } else {
-            self.start?
+            first
         };
-        if self.last <= self.first_kept || self.last - start < WORTH {
+        let (ind, dash, key) = self.last_key;
+        let last = self.last_line + ind;
+        if last <= self.first_kept || last - start < WORTH {
             return None;
         }
         // What is kept must still parse: the last statement under the first key, beside it
         // (not as a second key of the same name), or as the next item of the sequence.
-        let (ind, dash, key) = self.last_key;
         if let Some((col, first)) = self.first_key {
             let fits = if ind >= col {
                 !(ind == col && key == Some(first))
             } else {
-                dash && ind == self.indent
+                dash && ind == indent
             };
             if !fits {
                 return None;
