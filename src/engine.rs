@@ -146,6 +146,11 @@ fn read_file(
     }
 }
 
+/// Files one task reads and parses at most. Files differ a thousandfold in size, and a task
+/// is never split once it runs: left to split as it likes, the pool ends a run with one
+/// thread working through a long task and the other idle.
+const FILES_PER_TASK: usize = 8;
+
 /// A file named but not parsed.
 fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
     FileResult {
@@ -182,6 +187,7 @@ fn load_in_context(
         .par_iter()
         .zip(&stamps)
         .enumerate()
+        .with_max_len(FILES_PER_TASK)
         .map(|(i, (path, stamp))| {
             let cached = cache
                 .as_ref()
@@ -237,6 +243,7 @@ fn load_in_context(
         .zip(first)
         .zip(want)
         .enumerate()
+        .with_max_len(FILES_PER_TASK)
         .map(|(i, (((path, stamp), first), want))| match (want, first) {
             // Outside what the changed files need: kept as a name only.
             (false, _) => skipped(path, SkipReason::OutOfScope),
@@ -358,6 +365,7 @@ fn cx_enabled(cx: &Cx, rule: &str) -> bool {
 fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
     RULES
         .par_iter()
+        .with_max_len(1)
         .filter(|r| cx_enabled(cx, r.id))
         .flat_map_iter(|rule| {
             let mut sink = Sink::new(rule);
@@ -445,6 +453,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
             .into_par_iter()
             .zip(found.stamps)
             .enumerate()
+            .with_max_len(FILES_PER_TASK)
             .map(|(i, (path, stamp))| process_file(i as FileId, path, stamp, opts))
             .collect(),
         Some(changed) => load_in_context(found.files, found.stamps, changed, opts),
@@ -495,30 +504,46 @@ pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options
 }
 
 fn assemble(
-    results: Vec<FileResult>,
+    mut results: Vec<FileResult>,
     mut summary: Summary,
     roots: Vec<PathBuf>,
     urls: Vec<String>,
 ) -> Loaded {
-    let mut sources = SourceDb::default();
-    let mut docs = Vec::with_capacity(results.len());
+    // Every other thread waits for this step: what few files have is taken out in order, and
+    // what every file has is moved in parallel.
+    let clean: Vec<bool> = results
+        .par_iter()
+        .map(|r| r.skip.is_none() && r.problems.is_empty())
+        .collect();
     let mut findings = Vec::new();
     let mut redactions = Vec::new();
-    let mut clean = Vec::with_capacity(results.len());
-    for r in results {
-        clean.push(r.skip.is_none() && r.problems.is_empty());
-        match r.skip {
+    for r in &mut results {
+        match r.skip.take() {
             Some(SkipReason::OutOfScope) => {}
             Some(reason) => summary.skipped.push((r.source.path.clone(), reason)),
             None => summary.files_scanned += 1,
         }
-        sources.add(r.source);
-        docs.push(r.docs);
-        findings.extend(r.problems);
-        redactions.extend(r.redactions);
+        findings.append(&mut r.problems);
+        redactions.append(&mut r.redactions);
     }
-    for obj in docs.iter().flat_map(|d| &d.objects) {
-        *summary.objects_by_kind.entry(obj.kind.clone()).or_default() += 1;
+    let (files, docs): (Vec<SourceFile>, Vec<FileDocs>) =
+        results.into_par_iter().map(|r| (r.source, r.docs)).unzip();
+    let sources = SourceDb::from(files);
+    let kinds = docs
+        .par_iter()
+        .flat_map_iter(|d| &d.objects)
+        .fold(HashMap::<&str, usize>::default, |mut n, obj| {
+            *n.entry(obj.kind.as_str()).or_default() += 1;
+            n
+        })
+        .reduce(HashMap::default, |mut a, b| {
+            for (kind, n) in b {
+                *a.entry(kind).or_default() += n;
+            }
+            a
+        });
+    for (kind, n) in kinds {
+        *summary.objects_by_kind.entry(kind.to_string()).or_default() += n;
     }
     crate::paths::sort_by_path_then(&mut summary.skipped, |(p, _)| p);
 
@@ -582,15 +607,17 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
         .collect();
-    // Per-object rules on every unit, and the graph rules beside them: all of it is sorted
-    // afterwards, so the scheduling does not show.
-    let (rule_findings, graph_findings) = rayon::join(
+    // The graph rules, and the per-object rules on every unit beside them: all of it is
+    // sorted afterwards, so the scheduling does not show. The graph rules go first, on this
+    // thread, as a few of them are long single tasks: started last, they would run alone.
+    let (graph_findings, rule_findings) = rayon::join(
+        || run_graph_rules(&cx, &graph),
         || -> Vec<Vec<Finding>> {
             lint.par_iter()
+                .with_max_len(64)
                 .map(|&u| run_rules(&cx, &graph, u))
                 .collect()
         },
-        || run_graph_rules(&cx, &graph),
     );
     findings.extend(rule_findings.into_iter().flatten());
     findings.extend(graph_findings);
@@ -649,15 +676,25 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     // A fix is only offered where `--fix` would make it: in a file that parsed cleanly, inside
     // the linted paths.
     let linted = crate::fix::apply::Linted::new(&opts.paths);
-    let mut editable: HashMap<FileId, bool> = HashMap::default();
+    let mut fixed: Vec<FileId> = findings
+        .iter()
+        .filter_map(|f| f.fix.as_ref().map(crate::fix::Fix::file))
+        .collect();
+    fixed.sort_unstable();
+    fixed.dedup();
+    // Each file is resolved on disk, symlinks and all: hundreds of system calls, spread over
+    // the threads.
+    let editable: HashMap<FileId, bool> = fixed
+        .into_par_iter()
+        .with_max_len(8)
+        .map(|file| {
+            let ok = crate::fix::apply::editable(&sources, &clean, &linted, file);
+            (file, ok)
+        })
+        .collect();
     for f in &mut findings {
-        if let Some(file) = f.fix.as_ref().map(crate::fix::Fix::file) {
-            let ok = *editable
-                .entry(file)
-                .or_insert_with(|| crate::fix::apply::editable(&sources, &clean, &linted, file));
-            if !ok {
-                f.fix = None;
-            }
+        if f.fix.as_ref().is_some_and(|x| !editable[&x.file()]) {
+            f.fix = None;
         }
     }
     summary.not_rendered = graph.notes.clone();

@@ -101,12 +101,12 @@ pub fn cmp_if(plain: bool, a: &Path, b: &Path) -> Ordering {
 
 /// Sorts items by a path in `Path` order: on bytes when every path allows it, checked once
 /// per path rather than once per comparison.
-pub fn sort_by_path<T>(items: &mut [T], path: impl Fn(&T) -> &Path) {
+pub fn sort_by_path<T: Send + Sync>(items: &mut [T], path: impl Fn(&T) -> &Path + Sync) {
     sort_then(items, &path, |_, _| Ordering::Equal);
 }
 
 /// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the first.
-pub fn sort_dedup_by_path<T>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
+pub fn sort_dedup_by_path<T: Send + Sync>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path + Sync) {
     let plain = sort_then(items, &path, |_, _| Ordering::Equal);
     // Plain paths are equal exactly when their bytes are; `Path` equality parses components.
     if plain {
@@ -118,18 +118,20 @@ pub fn sort_dedup_by_path<T>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path) {
 
 /// Sorts items in their own order where that order starts with a path ([`sort_by_path`]'s
 /// comparison first, the items' own to break ties): for `(PathBuf, reason)` lists.
-pub fn sort_by_path_then<T: Ord>(items: &mut [T], path: impl Fn(&T) -> &Path) {
+pub fn sort_by_path_then<T: Ord + Send + Sync>(items: &mut [T], path: impl Fn(&T) -> &Path + Sync) {
     sort_then(items, &path, T::cmp);
 }
 
 /// The sort of the three above: by path, then by `tie`. Says whether every path was plain.
-fn sort_then<T>(
+fn sort_then<T: Send + Sync>(
     items: &mut [T],
-    path: &impl Fn(&T) -> &Path,
-    tie: impl Fn(&T, &T) -> Ordering,
+    path: &(impl Fn(&T) -> &Path + Sync),
+    tie: impl Fn(&T, &T) -> Ordering + Sync,
 ) -> bool {
-    let plain = items.iter().all(|i| is_plain(path(i)));
-    items.sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| tie(a, b)));
+    use rayon::prelude::*;
+    // A repository's file list is sorted while every other thread waits for it.
+    let plain = items.par_iter().all(|i| is_plain(path(i)));
+    items.par_sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| tie(a, b)));
     plain
 }
 

@@ -102,6 +102,13 @@ pub struct SourceDb {
     files: Vec<SourceFile>,
 }
 
+impl From<Vec<SourceFile>> for SourceDb {
+    /// The files in [`FileId`] order.
+    fn from(files: Vec<SourceFile>) -> SourceDb {
+        SourceDb { files }
+    }
+}
+
 impl SourceDb {
     pub fn add(&mut self, file: SourceFile) -> FileId {
         self.files.push(file);

@@ -8,6 +8,7 @@ use crate::rules::{self, Category, RULES};
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
 use foldhash::HashMap;
+use rayon::prelude::*;
 
 pub const ANNOTATION: &str = "gitops-lint.io/ignore";
 pub const REASON_ANNOTATION: &str = "gitops-lint.io/ignore-reason";
@@ -273,10 +274,16 @@ pub fn apply(
     // Annotations: one suppression per annotation node, shared by every rendered copy.
     let mut by_annotation: HashMap<Span, usize> = HashMap::default();
     let mut unit_suppressions: HashMap<usize, usize> = HashMap::default();
-    for (u, unit) in graph.units.iter().enumerate() {
-        let Some(node) = unit.obj.annotation(ANNOTATION) else {
-            continue;
-        };
+    // Every rendered object is asked and few answer: the asking is spread over the threads.
+    let annotated: Vec<(usize, &Node)> = graph
+        .units
+        .par_iter()
+        .enumerate()
+        .with_max_len(256)
+        .filter_map(|(u, unit)| Some((u, unit.obj.annotation(ANNOTATION)?)))
+        .collect();
+    for (u, node) in annotated {
+        let unit = &graph.units[u];
         let index = *by_annotation.entry(node.span).or_insert_with(|| {
             let text = node.as_str().filter(|_| !node.is_null()).unwrap_or_default();
             let (words, unknown) = parse_list(text);

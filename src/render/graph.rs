@@ -157,9 +157,14 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     // graph is the same whatever the number of threads.
     let built: Vec<(Built, Found)> = roots
         .par_chunks(ROOTS_PER_BUILDER)
+        .with_max_len(1)
         .map(|chunk| {
             let mut kz = Kustomizer::new(&files);
-            let objects = chunk.iter().map(|dir| (*dir, kz.build_root(dir))).collect();
+            // Shared here, on the builder's thread: the merge below only moves pointers.
+            let objects = chunk
+                .iter()
+                .map(|dir| (*dir, kz.build_root(dir).into_iter().map(Arc::new).collect()))
+                .collect();
             (objects, kz.finish())
         })
         .collect();
@@ -202,9 +207,14 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         let mut problems = Vec::new();
         (appset::expand(obj, &files, repo, &mut problems), problems)
     };
-    let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = (0..g.units.len())
+    let appsets: Vec<usize> = (0..g.units.len())
         .into_par_iter()
         .filter(|&u| g.units[u].lint && g.units[u].obj.is_argocd("ApplicationSet"))
+        .collect();
+    // One task each: an expansion can read many directories, and a few take most of the time.
+    let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = appsets
+        .into_par_iter()
+        .with_max_len(1)
         .map(|u| (u, expand(&g.units[u].obj, &g.repo)))
         .collect();
     let mut next = 0;
@@ -274,7 +284,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
 }
 
 /// What one builder made: each root directory with its objects.
-type Built<'a> = Vec<(&'a PathBuf, Vec<Object>)>;
+type Built<'a> = Vec<(&'a PathBuf, Vec<Arc<Object>>)>;
 
 /// Root kustomizations one builder takes: enough to share bases, few enough to spread.
 const ROOTS_PER_BUILDER: usize = 16;
@@ -327,10 +337,12 @@ fn resolve_sources(
     standalone: &BTreeMap<u32, Vec<usize>>,
 ) {
     let unit = g.apps[app].unit;
-    let Some(spec) = g.units[unit].obj.spec().cloned() else {
+    // The object is shared, not its spec copied, while the graph grows below.
+    let obj = Arc::clone(&g.units[unit].obj);
+    let Some(spec) = obj.spec() else {
         return;
     };
-    let sources = app_sources(&spec);
+    let sources = app_sources(spec);
     let local_refs: HashMap<&str, bool> = sources
         .iter()
         .filter_map(|s| Some((s.str_at("ref")?, is_local(g, s))))

@@ -246,6 +246,32 @@ impl PathError {
     }
 }
 
+/// File ids grouped by directory, directories in path order, each directory's files in id
+/// order.
+fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
+    let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
+    // Each parent is found once, not at every comparison of the sort below. Every path is
+    // normal, so its parent is the bytes before the last separator, and two directories are
+    // the same exactly when their bytes are.
+    let parents: Vec<&Path> = paths
+        .iter()
+        .map(|p| crate::paths::parent_of_normal(p).unwrap_or(Path::new("")))
+        .collect();
+    let parent = |i: FileId| parents[i as usize];
+    // Stable: files of one directory keep their order.
+    ids.sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
+    let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
+    for i in ids {
+        match by_dir.last_mut() {
+            Some((d, list)) if crate::paths::bytes(d) == crate::paths::bytes(parent(i)) => {
+                list.push(i)
+            }
+            _ => by_dir.push((parent(i).to_path_buf(), vec![i])),
+        }
+    }
+    by_dir
+}
+
 impl<'a> Files<'a> {
     pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
         let paths: Vec<PathBuf> = sources
@@ -253,32 +279,18 @@ impl<'a> Files<'a> {
             .par_iter()
             .map(|f| normalize(&f.path))
             .collect();
-        let by_path: HashMap<PathBuf, FileId> = paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.clone(), i as FileId))
-            .collect();
-        let plain = paths.iter().all(|p| crate::paths::is_plain(p));
-        let mut ids: Vec<FileId> = (0..paths.len() as FileId).collect();
-        // Each parent is found once, not at every comparison of the sort below. Every path is
-        // normal, so its parent is the bytes before the last separator, and two directories
-        // are the same exactly when their bytes are.
-        let parents: Vec<&Path> = paths
-            .iter()
-            .map(|p| crate::paths::parent_of_normal(p).unwrap_or(Path::new("")))
-            .collect();
-        let parent = |i: FileId| parents[i as usize];
-        // Stable: files of one directory keep their order.
-        ids.sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
-        let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
-        for i in ids {
-            match by_dir.last_mut() {
-                Some((d, list)) if crate::paths::bytes(d) == crate::paths::bytes(parent(i)) => {
-                    list.push(i)
-                }
-                _ => by_dir.push((parent(i).to_path_buf(), vec![i])),
-            }
-        }
+        let plain = paths.par_iter().all(|p| crate::paths::is_plain(p));
+        // The two indexes are built side by side: every other thread waits for them.
+        let (by_path, by_dir) = rayon::join(
+            || -> HashMap<PathBuf, FileId> {
+                paths
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (p.clone(), i as FileId))
+                    .collect()
+            },
+            || by_dir(&paths, plain),
+        );
         Files {
             sources,
             docs,
