@@ -410,17 +410,20 @@ fn paired(a: &Row, b: &Row) -> f64 {
 fn floor(kind: &str, dir: &Path, threads: usize) {
     use rayon::prelude::*;
     let opts = gitops_lint::discover::Options::default();
-    let found = gitops_lint::discover::discover(&[dir.to_path_buf()], &opts).unwrap();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap();
     let parse = kind == "parse";
+    // The walk too runs on as many threads as the pool has, as the linter's does.
     let total: usize = pool.install(|| {
+        let found = gitops_lint::discover::discover(&[dir.to_path_buf()], &opts).unwrap();
         found
             .files
             .par_iter()
             .enumerate()
+            // Split as finely as the linter's own parse, so that neither ends on one thread.
+            .with_max_len(8)
             .map(|(i, p)| {
                 let text = std::fs::read(p).unwrap_or_default();
                 if !parse {
