@@ -608,8 +608,9 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         .filter(|&u| graph.units[u].lint)
         .collect();
     // The graph rules, and the per-object rules on every unit beside them: all of it is
-    // sorted afterwards, so the scheduling does not show. The graph rules go first, on this
-    // thread, as a few of them are long single tasks: started last, they would run alone.
+    // sorted afterwards, so the scheduling does not show. The graph rules start at once on this
+    // thread while the other threads take the units: a few of them are long single tasks, and
+    // one taken up last keeps its thread busy after the rest have run out of work.
     let (graph_findings, rule_findings) = rayon::join(
         || run_graph_rules(&cx, &graph),
         || -> Vec<Vec<Finding>> {
@@ -686,7 +687,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     // the threads.
     let editable: HashMap<FileId, bool> = fixed
         .into_par_iter()
-        .with_max_len(8)
+        .with_max_len(FILES_PER_TASK)
         .map(|file| {
             let ok = crate::fix::apply::editable(&sources, &clean, &linted, file);
             (file, ok)

@@ -105,7 +105,8 @@ pub fn sort_by_path<T: Send + Sync>(items: &mut [T], path: impl Fn(&T) -> &Path 
     sort_then(items, &path, |_, _| Ordering::Equal);
 }
 
-/// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the first.
+/// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the spelling that
+/// sorts first on bytes (`a/./b` before `a/b`), whatever the thread count.
 pub fn sort_dedup_by_path<T: Send + Sync>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path + Sync) {
     let plain = sort_then(items, &path, |_, _| Ordering::Equal);
     // Plain paths are equal exactly when their bytes are; `Path` equality parses components.
@@ -131,7 +132,13 @@ fn sort_then<T: Send + Sync>(
     use rayon::prelude::*;
     // A repository's file list is sorted while every other thread waits for it.
     let plain = items.par_iter().all(|i| is_plain(path(i)));
-    items.par_sort_unstable_by(|a, b| cmp_if(plain, path(a), path(b)).then_with(|| tie(a, b)));
+    // Unstable, so equal items need an order of their own: the same path spelt two ways
+    // (`Path` equality skips `.` components) is told apart by its bytes.
+    items.par_sort_unstable_by(|a, b| {
+        cmp_if(plain, path(a), path(b))
+            .then_with(|| tie(a, b))
+            .then_with(|| bytes(path(a)).cmp(bytes(path(b))))
+    });
     plain
 }
 

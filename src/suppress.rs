@@ -3,7 +3,7 @@
 //! suppress something; otherwise it is reported itself.
 
 use crate::finding::{Finding, Severity};
-use crate::render::{FileDocs, Graph};
+use crate::render::{FileDocs, Graph, Unit};
 use crate::rules::{self, Category, RULES};
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
@@ -275,15 +275,14 @@ pub fn apply(
     let mut by_annotation: HashMap<Span, usize> = HashMap::default();
     let mut unit_suppressions: HashMap<usize, usize> = HashMap::default();
     // Every rendered object is asked and few answer: the asking is spread over the threads.
-    let annotated: Vec<(usize, &Node)> = graph
+    let annotated: Vec<(usize, &Unit, &Node)> = graph
         .units
         .par_iter()
         .enumerate()
         .with_max_len(256)
-        .filter_map(|(u, unit)| Some((u, unit.obj.annotation(ANNOTATION)?)))
+        .filter_map(|(u, unit)| Some((u, unit, unit.obj.annotation(ANNOTATION)?)))
         .collect();
-    for (u, node) in annotated {
-        let unit = &graph.units[u];
+    for (u, unit, node) in annotated {
         let index = *by_annotation.entry(node.span).or_insert_with(|| {
             let text = node.as_str().filter(|_| !node.is_null()).unwrap_or_default();
             let (words, unknown) = parse_list(text);
