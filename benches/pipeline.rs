@@ -2,7 +2,8 @@
 //!
 //! - `parse`: `yaml::parse` on a Deployment, a file of 50 Applications and a large CRD, and
 //!   `yaml::parse_pruned` on the CRD as the lint parses it, with throughput in bytes;
-//! - `render`: `render::build_kustomization` on an in-memory base and overlay;
+//! - `render`: `render::build_kustomization` on an in-memory base and overlay, and on an
+//!   overlay of a large base;
 //! - `rules`: `engine::run` on `fixtures/example-repo` and on all of `fixtures/rules` (file
 //!   reading included), and `engine::load` alone on `fixtures/rules` to tell reading and
 //!   parsing from rendering and rules.
@@ -452,12 +453,41 @@ fn check_overlay(objects: &[Object]) {
     );
 }
 
+/// A base whose ConfigMap holds 5,000 keys (dashboards, say), and one overlay on it that
+/// sets the namespace and a name prefix.
+static LARGE_BASE: LazyLock<Vec<(&str, String)>> = LazyLock::new(|| {
+    let mut data = String::new();
+    for i in 0..5000 {
+        let _ = writeln!(data, "  key-{i:04}: value {i} of a large base");
+    }
+    vec![
+        (
+            "bench/base/configmap.yaml",
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dashboards\ndata:\n{data}"
+            ),
+        ),
+        (
+            "bench/base/kustomization.yaml",
+            "resources:\n  - configmap.yaml\n".to_string(),
+        ),
+        (
+            "bench/overlays/prod/kustomization.yaml",
+            "namespace: prod\nnamePrefix: prod-\nresources:\n  - ../../base\n".to_string(),
+        ),
+    ]
+});
+
 #[divan::bench_group]
 mod render_kustomize {
     use super::*;
 
     fn build(bencher: Bencher, dir: &str, check: fn(&[Object])) {
-        let (sources, docs) = load_tree(TREE);
+        build_from(bencher, TREE, dir, check);
+    }
+
+    fn build_from(bencher: Bencher, tree: &[(&str, &str)], dir: &str, check: fn(&[Object])) {
+        let (sources, docs) = load_tree(tree);
         let (root, dir) = (Path::new("bench"), Path::new(dir));
         let (objects, problems) = render::build_kustomization(&sources, &docs, root, dir);
         assert!(problems.is_empty(), "{problems:?}");
@@ -483,6 +513,20 @@ mod render_kustomize {
     #[divan::bench]
     fn overlay(bencher: Bencher) {
         build(bencher, "bench/overlays/prod", check_overlay);
+    }
+
+    /// An overlay that renames and namespaces a large base: what it leaves alone (the 5,000
+    /// keys) is shared with the base, not copied.
+    #[divan::bench]
+    fn overlay_of_large_base(bencher: Bencher) {
+        let tree: Vec<(&str, &str)> = LARGE_BASE.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        build_from(bencher, &tree, "bench/overlays/prod", |objects| {
+            assert_eq!(objects.len(), 1);
+            let cm = &objects[0];
+            assert_eq!(cm.name.as_deref(), Some("prod-dashboards"));
+            assert_eq!(cm.namespace.as_deref(), Some("prod"));
+            assert_eq!(cm.root.get("data").map(|d| d.entries().len()), Some(5000));
+        });
     }
 }
 

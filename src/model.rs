@@ -219,8 +219,8 @@ impl Object {
             }
             // Emptied in place: the style (block or flow) and the span stay.
             match &mut entry.value.value {
-                Value::Seq { items, .. } => *items = Vec::new(),
-                Value::Map { entries, .. } => *entries = Vec::new(),
+                Value::Seq { items, .. } => *items = Default::default(),
+                Value::Map { entries, .. } => *entries = Default::default(),
                 Value::Scalar(_) => continue,
             }
             dropped = true;
@@ -296,10 +296,13 @@ fn push_object(
         let Value::Map { entries, .. } = root.value else {
             return;
         };
-        for entry in entries {
+        for entry in std::sync::Arc::unwrap_or_clone(entries) {
             if entry.key.as_str() == Some("items") {
                 if let Value::Seq { items, .. } = entry.value.value {
-                    for (i, item) in items.into_iter().enumerate() {
+                    for (i, item) in std::sync::Arc::unwrap_or_clone(items)
+                        .into_iter()
+                        .enumerate()
+                    {
                         push_object(out, file, doc, Some(i), item);
                     }
                 }

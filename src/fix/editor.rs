@@ -769,7 +769,7 @@ mod tests {
         let mut merged = root.get("a").unwrap().clone();
         // An entry from elsewhere (a patch) makes the mapping ambiguous.
         let other = root.clone();
-        if let Value::Map { entries, .. } = &mut merged.value {
+        if let Some(entries) = merged.entries_mut() {
             entries.push(crate::yaml::Entry {
                 key: other.entries()[0].key.clone(),
                 value: other,

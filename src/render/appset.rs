@@ -10,6 +10,7 @@ use crate::model::Object;
 use crate::yaml::{self, typing, Node, ParseLimits, Value};
 use serde_json::{Map, Value as J};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// More generated Applications than this from one ApplicationSet are not analysed.
 const MAX_APPS: usize = 1000;
@@ -155,9 +156,11 @@ fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
                 }
             }
         }
-        Value::Seq { items, .. } => items.iter_mut().for_each(|i| substitute(i, render)),
+        Value::Seq { items, .. } => Arc::make_mut(items)
+            .iter_mut()
+            .for_each(|i| substitute(i, render)),
         Value::Map { entries, .. } => {
-            for e in entries {
+            for e in Arc::make_mut(entries) {
                 substitute(&mut e.value, render);
             }
         }

@@ -1411,30 +1411,54 @@ fn set_images(node: &mut Node, image: &Node) {
         .iter()
         .find_map(|k| image.get(k))
         .map_or(image.span, |n| n.span);
-    retag_containers(node, name, image, span);
+    // Found first, then changed: only the branches that lead to a retagged container are
+    // made the object's own, the rest stays shared with the base it was rendered from.
+    let mut found = Vec::new();
+    find_retags(node, name, image, &mut Vec::new(), &mut found);
+    for (path, new) in found {
+        if let Some(c) = node.descend_mut(&path) {
+            c.set("image", Node::string(new, span), span);
+        }
+    }
 }
 
-fn retag_containers(node: &mut Node, name: &str, image: &Node, span: Span) {
-    match &mut node.value {
-        Value::Map { entries, .. } => {
-            for e in entries.iter_mut() {
-                let key = e.key.as_str().unwrap_or("");
-                if matches!(key, "containers" | "initContainers") {
-                    for c in e.value.items_mut().into_iter().flatten() {
-                        if let Some(current) = c.str_at("image") {
-                            if let Some(new) = retag(current, name, image) {
-                                c.set("image", Node::string(new, span), span);
-                            }
-                        }
-                    }
-                } else {
-                    retag_containers(&mut e.value, name, image, span);
+/// The containers and init containers below `node` whose image `image` changes, each by its
+/// path of child positions, with its new image.
+fn find_retags(
+    node: &Node,
+    name: &str,
+    image: &Node,
+    path: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, String)>,
+) {
+    let mut visit = |at: usize, child: &Node, containers: bool, path: &mut Vec<usize>| {
+        path.push(at);
+        if containers {
+            for (i, c) in child.items().iter().enumerate() {
+                if let Some(new) = c.str_at("image").and_then(|cur| retag(cur, name, image)) {
+                    path.push(i);
+                    out.push((path.clone(), new));
+                    path.pop();
                 }
             }
+        } else {
+            find_retags(child, name, image, path, out);
         }
-        Value::Seq { items, .. } => items
-            .iter_mut()
-            .for_each(|i| retag_containers(i, name, image, span)),
+        path.pop();
+    };
+    match &node.value {
+        Value::Map { entries, .. } => {
+            for (i, e) in entries.iter().enumerate() {
+                let key = e.key.as_str().unwrap_or("");
+                let containers = matches!(key, "containers" | "initContainers");
+                visit(i, &e.value, containers, path);
+            }
+        }
+        Value::Seq { items, .. } => {
+            for (i, item) in items.iter().enumerate() {
+                visit(i, item, false, path);
+            }
+        }
         Value::Scalar(_) => {}
     }
 }

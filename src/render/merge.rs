@@ -3,6 +3,7 @@
 //! a rendered object comes to point at the overlay line that set the value.
 
 use crate::yaml::{Node, Span, Value};
+use std::sync::Arc;
 
 /// Directive keys of a strategic merge patch.
 const PATCH: &str = "$patch";
@@ -44,12 +45,14 @@ fn without_directives(node: &Node) -> Node {
 fn strip(node: &mut Node) {
     match &mut node.value {
         Value::Map { entries, .. } => {
+            let entries = Arc::make_mut(entries);
             entries.retain(|e| !e.key.as_str().is_some_and(|k| k.starts_with('$')));
             for e in entries {
                 strip(&mut e.value);
             }
         }
         Value::Seq { items, .. } => {
+            let items = Arc::make_mut(items);
             items.retain(|i| {
                 !(i.is_map() && i.get(PATCH).is_some() && (i.entries().len() == 1 || is_delete(i)))
             });
@@ -64,6 +67,7 @@ fn strip(node: &mut Node) {
 /// Keys set to null in a patch delete; where there is nothing to delete they vanish.
 fn drop_nulls(node: &mut Node) {
     if let Value::Map { entries, .. } = &mut node.value {
+        let entries = Arc::make_mut(entries);
         entries.retain(|e| !e.value.is_null());
         for e in entries {
             drop_nulls(&mut e.value);
@@ -260,19 +264,16 @@ fn parent<'n>(doc: &'n mut Node, tokens: &[String]) -> Result<(&'n mut Node, Str
 }
 
 fn child<'n>(node: &'n mut Node, token: &str) -> Result<&'n mut Node, String> {
-    match &mut node.value {
-        Value::Map { entries, .. } => entries
-            .iter_mut()
-            .rev()
-            .find(|e| e.key.as_str() == Some(token))
-            .map(|e| &mut e.value)
+    match node.value {
+        Value::Map { .. } => node
+            .get_mut(token)
             .ok_or_else(|| format!("no `{token}` at this path")),
-        Value::Seq { items, .. } => {
+        Value::Seq { ref mut items, .. } => {
             let i: usize = token
                 .parse()
                 .map_err(|_| format!("`{token}` is not an index into a list"))?;
             let len = items.len();
-            items
+            Arc::make_mut(items)
                 .get_mut(i)
                 .ok_or_else(|| format!("index {i} is past the end of a list of {len}"))
         }
@@ -310,6 +311,7 @@ fn add(doc: &mut Node, tokens: &[String], value: Node, key_span: Span) -> Result
             Ok(())
         }
         Value::Seq { items, .. } => {
+            let items = Arc::make_mut(items);
             if last == "-" {
                 items.push(value);
                 return Ok(());
@@ -337,6 +339,7 @@ fn remove(doc: &mut Node, tokens: &[String]) -> Result<Node, String> {
             .remove(&last)
             .ok_or_else(|| format!("no `{last}` to remove")),
         Value::Seq { items, .. } => {
+            let items = Arc::make_mut(items);
             let i: usize = last
                 .parse()
                 .map_err(|_| format!("`{last}` is not an index into a list"))?;

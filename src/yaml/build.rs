@@ -2,11 +2,12 @@
 
 use super::skim::{skim, unshift, Shift, Skimmed};
 use super::{
-    Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Span,
-    Style, Value,
+    Comment, Document, Entry, FileId, Node, ParseProblem, ParsedFile, ProblemKind, Scalar, Shared,
+    Span, Style, Value,
 };
 use foldhash::{HashMap, HashSet};
 use granit_parser::{Event, Marker, Parser, ScalarStyle, StructureStyle};
+use std::sync::Arc;
 
 /// Nodes that alias expansion may copy into one document (see [`ParseLimits::alias_nodes`]).
 pub const ALIAS_NODES: usize = 100_000;
@@ -516,7 +517,10 @@ impl Builder<'_> {
                         (
                             Node {
                                 span: self.span(s, stop),
-                                value: Value::Seq { items, flow },
+                                value: Value::Seq {
+                                    items: Arc::new(items),
+                                    flow,
+                                },
                             },
                             size,
                             anchor,
@@ -540,7 +544,10 @@ impl Builder<'_> {
                         (
                             Node {
                                 span: self.span(s, stop),
-                                value: Value::Map { entries, flow },
+                                value: Value::Map {
+                                    entries: Arc::new(entries),
+                                    flow,
+                                },
                             },
                             size,
                             anchor,
@@ -800,12 +807,12 @@ impl Builder<'_> {
         let flow = own.flow;
         let value = if own.map {
             Value::Map {
-                entries: Vec::new(),
+                entries: Shared::default(),
                 flow,
             }
         } else {
             Value::Seq {
-                items: Vec::new(),
+                items: Shared::default(),
                 flow,
             }
         };
@@ -832,11 +839,12 @@ impl Builder<'_> {
             for e in entries {
                 if is_merge_key(&e.key) {
                     match e.value.value {
-                        Value::Map { entries, .. } => merged.extend(entries),
+                        // An alias's copy shares its entries with the anchored node.
+                        Value::Map { entries, .. } => merged.extend(Arc::unwrap_or_clone(entries)),
                         Value::Seq { items, .. } => {
-                            for item in items {
+                            for item in Arc::unwrap_or_clone(items) {
                                 if let Value::Map { entries, .. } = item.value {
-                                    merged.extend(entries);
+                                    merged.extend(Arc::unwrap_or_clone(entries));
                                 }
                             }
                         }

@@ -13,6 +13,7 @@ pub use build::{
 };
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// Index of a file in the [`crate::source::SourceDb`].
 pub type FileId = u32;
@@ -103,11 +104,16 @@ pub fn str_in<'a>(entries: &'a [Entry], key: &str) -> Option<&'a str> {
         .and_then(Node::as_str)
 }
 
+/// A collection's children, shared by the copies of a tree until one of them changes them
+/// ([`Arc::make_mut`]): kustomize renders each overlay from a copy of its base, and most of a
+/// copy is never touched.
+pub type Shared<T> = Arc<Vec<T>>;
+
 #[derive(Clone, Debug)]
 pub enum Value {
     Scalar(Scalar),
-    Seq { items: Vec<Node>, flow: bool },
-    Map { entries: Vec<Entry>, flow: bool },
+    Seq { items: Shared<Node>, flow: bool },
+    Map { entries: Shared<Entry>, flow: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -273,7 +279,7 @@ impl Node {
                 }
             }
             Value::Map { entries, .. } => {
-                for e in entries {
+                for e in entries.iter() {
                     push_pointer_token(out, e.key.as_str().unwrap_or(""));
                     if e.key.span == target || e.value.find_pointer(target, out) {
                         return true;
@@ -318,7 +324,7 @@ impl Node {
         Node::new(
             span,
             Value::Map {
-                entries: Vec::new(),
+                entries: Shared::default(),
                 flow: false,
             },
         )
@@ -328,37 +334,55 @@ impl Node {
         Node::new(
             span,
             Value::Seq {
-                items: Vec::new(),
+                items: Shared::default(),
                 flow: false,
             },
         )
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
-        match &mut self.value {
-            Value::Map { entries, .. } => entries
-                .iter_mut()
-                .rev()
-                .find(|e| e.key.as_str() == Some(key))
-                .map(|e| &mut e.value),
-            _ => None,
-        }
+        // Found before the entries are made this tree's own: a miss copies nothing.
+        let at = self.entry_index(key)?;
+        Some(&mut self.entries_mut()?[at].value)
+    }
+
+    /// Where the entry for `key` (the last duplicate) sits among a mapping's entries.
+    fn entry_index(&self, key: &str) -> Option<usize> {
+        self.entries()
+            .iter()
+            .rposition(|e| e.key.as_str() == Some(key))
     }
 
     pub fn path_mut(&mut self, keys: &[&str]) -> Option<&mut Node> {
         keys.iter().try_fold(self, |node, key| node.get_mut(key))
     }
 
+    /// The node reached by taking, at each level, the child at that position (an entry's
+    /// value in a mapping, an item in a sequence); each collection on the way is made this
+    /// tree's own.
+    pub fn descend_mut(&mut self, path: &[usize]) -> Option<&mut Node> {
+        path.iter()
+            .try_fold(self, |node, &at| match &mut node.value {
+                Value::Map { entries, .. } => {
+                    Arc::make_mut(entries).get_mut(at).map(|e| &mut e.value)
+                }
+                Value::Seq { items, .. } => Arc::make_mut(items).get_mut(at),
+                Value::Scalar(_) => None,
+            })
+    }
+
+    /// A sequence's items, copied first when another tree shares them.
     pub fn items_mut(&mut self) -> Option<&mut Vec<Node>> {
         match &mut self.value {
-            Value::Seq { items, .. } => Some(items),
+            Value::Seq { items, .. } => Some(Arc::make_mut(items)),
             _ => None,
         }
     }
 
+    /// A mapping's entries, copied first when another tree shares them.
     pub fn entries_mut(&mut self) -> Option<&mut Vec<Entry>> {
         match &mut self.value {
-            Value::Map { entries, .. } => Some(entries),
+            Value::Map { entries, .. } => Some(Arc::make_mut(entries)),
             _ => None,
         }
     }
@@ -366,28 +390,23 @@ impl Node {
     /// Sets `key` in a mapping (the last duplicate, if any), appending it when absent. Does
     /// nothing on a non-mapping.
     pub fn set(&mut self, key: &str, value: Node, key_span: Span) {
-        let Value::Map { entries, .. } = &mut self.value else {
+        let at = self.entry_index(key);
+        let Some(entries) = self.entries_mut() else {
             return;
         };
-        if let Some(e) = entries
-            .iter_mut()
-            .rev()
-            .find(|e| e.key.as_str() == Some(key))
-        {
-            e.value = value;
-        } else {
-            entries.push(Entry {
+        match at {
+            Some(at) => entries[at].value = value,
+            None => entries.push(Entry {
                 key: Node::string(key, key_span),
                 value,
-            });
+            }),
         }
     }
 
     /// Removes every entry for `key`, returning the last value.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
-        let Value::Map { entries, .. } = &mut self.value else {
-            return None;
-        };
+        self.entry_index(key)?;
+        let entries = self.entries_mut()?;
         let mut out = None;
         entries.retain_mut(|e| {
             if e.key.as_str() == Some(key) {
@@ -448,7 +467,7 @@ pub fn to_json(node: &Node) -> serde_json::Value {
         Value::Seq { items, .. } => J::Array(items.iter().map(to_json).collect()),
         Value::Map { entries, .. } => {
             let mut map = serde_json::Map::new();
-            for e in entries {
+            for e in entries.iter() {
                 let key = e.key.as_str().unwrap_or_default().to_string();
                 map.insert(key, to_json(&e.value));
             }
