@@ -396,10 +396,16 @@ impl Node {
         };
         match at {
             Some(at) => entries[at].value = value,
-            None => entries.push(Entry {
-                key: Node::string(key, key_span),
-                value,
-            }),
+            None => {
+                // Rendered trees live to the end of the run, and a mapping here grows an entry
+                // at a time (a transformer adds `namespace`, a patch a key): an eighth more
+                // room, not the double a push would give it.
+                entries.reserve_exact(entries.len() / 8 + 1);
+                entries.push(Entry {
+                    key: Node::string(key, key_span),
+                    value,
+                });
+            }
         }
     }
 
