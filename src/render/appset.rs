@@ -10,7 +10,6 @@ use crate::model::Object;
 use crate::yaml::{self, typing, Node, ParseLimits, Value};
 use serde_json::{Map, Value as J};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 /// More generated Applications than this from one ApplicationSet are not analysed.
 const MAX_APPS: usize = 1000;
@@ -146,22 +145,48 @@ fn application(appset: &Object, template: Node) -> Object {
     }
 }
 
-/// Templating reaches every string scalar; keys, booleans and numbers are left alone.
+/// Templating reaches every string scalar; keys, booleans and numbers are left alone. The
+/// scalars to change are found first, so that what holds no template stays shared with the
+/// ApplicationSet's own tree in every Application it generates.
 fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
-    match &mut node.value {
+    let mut found = Vec::new();
+    find_templates(node, render, &mut Vec::new(), &mut found);
+    node.write_at(found, |n, new: String| {
+        if let Value::Scalar(s) = &mut n.value {
+            s.text = new.into();
+        }
+    });
+}
+
+/// The scalars below `node` whose template renders, each by its path of child positions,
+/// with its rendered text.
+fn find_templates(
+    node: &Node,
+    render: &dyn Fn(&str) -> Option<String>,
+    at: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, String)>,
+) {
+    let mut visit = |i: usize, child: &Node| {
+        at.push(i);
+        find_templates(child, render, at, out);
+        at.pop();
+    };
+    match &node.value {
         Value::Scalar(s) => {
             if template::has_template(&s.text) {
                 if let Some(new) = render(&s.text) {
-                    s.text = new.into();
+                    out.push((at.clone(), new));
                 }
             }
         }
-        Value::Seq { items, .. } => Arc::make_mut(items)
-            .iter_mut()
-            .for_each(|i| substitute(i, render)),
+        Value::Seq { items, .. } => {
+            for (i, item) in items.iter().enumerate() {
+                visit(i, item);
+            }
+        }
         Value::Map { entries, .. } => {
-            for e in Arc::make_mut(entries) {
-                substitute(&mut e.value, render);
+            for (i, e) in entries.iter().enumerate() {
+                visit(i, &e.value);
             }
         }
     }

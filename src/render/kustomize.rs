@@ -194,8 +194,7 @@ impl<'f> Kustomizer<'f> {
 
     /// [`Kustomizer::build`] for a root: a directory no kustomization includes, built once.
     /// Nothing will ask this builder for its resources again, so they are neither cached nor
-    /// copied out of the cache: on a fleet of overlays that is one deep copy of every object
-    /// saved.
+    /// copied out of the cache.
     pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
         self.compute(dir).map(settle).unwrap_or_default()
     }
@@ -1415,11 +1414,9 @@ fn set_images(node: &mut Node, image: &Node) {
     // made the object's own, the rest stays shared with the base it was rendered from.
     let mut found = Vec::new();
     find_retags(node, name, image, &mut Vec::new(), &mut found);
-    for (path, new) in found {
-        if let Some(c) = node.descend_mut(&path) {
-            c.set("image", Node::string(new, span), span);
-        }
-    }
+    node.write_at(found, |c, new| {
+        c.set("image", Node::string(new, span), span)
+    });
 }
 
 /// The containers and init containers below `node` whose image `image` changes, each by its
@@ -1642,78 +1639,105 @@ fn fix_references(res: &mut [Res]) {
         renamed.get(&key).cloned()
     };
     for r in res.iter_mut() {
-        let kind = r.obj.kind.clone();
-        if let Some(path) = pod_spec_path(&kind) {
-            if let Some(pod) = r.obj.root.path_mut(path) {
-                for spec in POD_REFS {
-                    rewrite(pod, spec.path, &|name| lookup(spec.target, name));
-                }
-                for list in ["containers", "initContainers"] {
-                    for c in pod
-                        .get_mut(list)
-                        .and_then(Node::items_mut)
-                        .into_iter()
-                        .flatten()
-                    {
-                        for spec in CONTAINER_REFS {
-                            rewrite(c, spec.path, &|name| lookup(spec.target, name));
-                        }
+        // Every reference is looked up before any is written: an object that names nothing
+        // renamed stays shared with the base it was rendered from.
+        let mut found = Vec::new();
+        let root = &r.obj.root;
+        let kind = r.obj.kind.as_str();
+        if let Some((mut at, pod)) = pod_spec_path(kind).and_then(|path| root.locate(path)) {
+            for spec in POD_REFS {
+                find_refs(
+                    pod,
+                    spec.path,
+                    &|name| lookup(spec.target, name),
+                    &mut at,
+                    &mut found,
+                );
+            }
+            for list in ["containers", "initContainers"] {
+                let Some(l) = pod.entry_index(list) else {
+                    continue;
+                };
+                for (i, c) in pod.entries()[l].value.items().iter().enumerate() {
+                    at.extend([l, i]);
+                    for spec in CONTAINER_REFS {
+                        let lookup = |name: &str| lookup(spec.target, name);
+                        find_refs(c, spec.path, &lookup, &mut at, &mut found);
                     }
+                    at.truncate(at.len() - 2);
                 }
             }
         }
         for (k, spec) in OBJECT_REFS {
-            if *k == kind {
-                let only_sa = matches!(kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
-                if only_sa {
-                    for s in r
-                        .obj
-                        .root
-                        .get_mut("subjects")
-                        .and_then(Node::items_mut)
-                        .into_iter()
-                        .flatten()
-                    {
-                        if s.str_at("kind") == Some("ServiceAccount") {
-                            rewrite(s, &["name"], &|name| lookup("ServiceAccount", name));
-                        }
+            if *k != kind {
+                continue;
+            }
+            if matches!(kind, "RoleBinding" | "ClusterRoleBinding") {
+                let Some(at) = root.entry_index("subjects") else {
+                    continue;
+                };
+                for (i, s) in root.entries()[at].value.items().iter().enumerate() {
+                    if s.str_at("kind") == Some("ServiceAccount") {
+                        let lookup = |name: &str| lookup("ServiceAccount", name);
+                        find_refs(s, &["name"], &lookup, &mut vec![at, i], &mut found);
                     }
-                } else {
-                    rewrite(&mut r.obj.root, spec.path, &|name| {
-                        lookup(spec.target, name)
-                    });
                 }
+            } else {
+                find_refs(
+                    root,
+                    spec.path,
+                    &|name| lookup(spec.target, name),
+                    &mut Vec::new(),
+                    &mut found,
+                );
             }
         }
         // References that carry their target's kind.
-        let typed: &[(&[&str], &[&str], &str)] = &[
-            (&["spec", "scaleTargetRef"], &["name"], "Deployment"),
-            (&["roleRef"], &["name"], ""),
+        let typed: &[(&[&str], &str, &str)] = &[
+            (&["spec", "scaleTargetRef"], "name", "Deployment"),
+            (&["roleRef"], "name", ""),
         ];
         for (at, field, default_kind) in typed {
             if kind == "HorizontalPodAutoscaler" || kind.ends_with("Binding") {
-                if let Some(node) = r.obj.root.path_mut(at) {
-                    let target = node.str_at("kind").unwrap_or(default_kind).to_string();
-                    rewrite(node, field, &|name| lookup(&target, name));
+                if let Some((mut at, node)) = root.locate(at) {
+                    let target = node.str_at("kind").unwrap_or(default_kind);
+                    let lookup = |name: &str| lookup(target, name);
+                    find_refs(node, &[field], &lookup, &mut at, &mut found);
                 }
             }
         }
+        r.obj.root.write_at(found, |node, new| {
+            let span = node.span;
+            *node = Node::string(new, span);
+        });
     }
 }
 
-fn rewrite(node: &mut Node, path: &[&str], new_name: &dyn Fn(&str) -> Option<String>) {
+/// The string scalars at `path` below `node` (`*` for every item of a list) that `new_name`
+/// renames, each by its path of child positions (`at` leads to `node`), with its new name.
+fn find_refs(
+    node: &Node,
+    path: &[&str],
+    new_name: &dyn Fn(&str) -> Option<String>,
+    at: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, String)>,
+) {
     let Some((first, rest)) = path.split_first() else {
-        if let Some(n) = node.as_str().and_then(new_name) {
-            let span = node.span;
-            *node = Node::string(n, span);
+        if let Some(new) = node.as_str().and_then(new_name) {
+            out.push((at.clone(), new));
         }
         return;
     };
+    let mut visit = |i: usize, child: &Node| {
+        at.push(i);
+        find_refs(child, rest, new_name, at, out);
+        at.pop();
+    };
     if *first == "*" {
-        for item in node.items_mut().into_iter().flatten() {
-            rewrite(item, rest, new_name);
+        for (i, item) in node.items().iter().enumerate() {
+            visit(i, item);
         }
-    } else if let Some(child) = node.get_mut(first) {
-        rewrite(child, rest, new_name);
+    } else if let Some(i) = node.entry_index(first) {
+        visit(i, &node.entries()[i].value);
     }
 }

@@ -38,8 +38,22 @@ pub fn is_delete(patch: &Node) -> bool {
 
 fn without_directives(node: &Node) -> Node {
     let mut out = node.clone();
-    strip(&mut out);
+    // Looked for first: a patch without directives stays shared with the file it came from.
+    if has_directive(node) {
+        strip(&mut out);
+    }
     out
+}
+
+/// Whether [`strip`] would change anything: a key that starts with `$` anywhere below.
+fn has_directive(node: &Node) -> bool {
+    match &node.value {
+        Value::Map { entries, .. } => entries
+            .iter()
+            .any(|e| e.key.as_str().is_some_and(|k| k.starts_with('$')) || has_directive(&e.value)),
+        Value::Seq { items, .. } => items.iter().any(has_directive),
+        Value::Scalar(_) => false,
+    }
 }
 
 fn strip(node: &mut Node) {
@@ -64,6 +78,13 @@ fn strip(node: &mut Node) {
     }
 }
 
+/// Whether [`drop_nulls`] would change anything.
+fn has_null(node: &Node) -> bool {
+    node.entries()
+        .iter()
+        .any(|e| e.value.is_null() || has_null(&e.value))
+}
+
 /// Keys set to null in a patch delete; where there is nothing to delete they vanish.
 fn drop_nulls(node: &mut Node) {
     if let Value::Map { entries, .. } = &mut node.value {
@@ -80,12 +101,20 @@ fn drop_nulls(node: &mut Node) {
 pub fn strategic_merge(dst: &mut Node, patch: &Node, builtin: bool) {
     merge_map(dst, patch, "", builtin);
     // kustomize drops the object's own labels and annotations when a patch empties them.
+    let emptied = |meta: &Node, key: &str| {
+        meta.get(key)
+            .is_some_and(|m| m.is_map() && m.entries().is_empty())
+    };
+    let keys = ["labels", "annotations"];
+    if !dst
+        .get("metadata")
+        .is_some_and(|meta| keys.iter().any(|k| emptied(meta, k)))
+    {
+        return;
+    }
     if let Some(meta) = dst.get_mut("metadata") {
-        for key in ["labels", "annotations"] {
-            if meta
-                .get(key)
-                .is_some_and(|m| m.is_map() && m.entries().is_empty())
-            {
+        for key in keys {
+            if emptied(meta, key) {
                 meta.remove(key);
             }
         }
@@ -136,7 +165,9 @@ fn merge_map(dst: &mut Node, patch: &Node, field: &str, builtin: bool) {
             Some(existing) => *existing = without_directives(&e.value),
             None => {
                 let mut v = without_directives(&e.value);
-                drop_nulls(&mut v);
+                if has_null(&v) {
+                    drop_nulls(&mut v);
+                }
                 if !(v.is_map() && v.entries().is_empty() && !e.value.entries().is_empty()) {
                     dst.set(key, v, e.key.span);
                 }
@@ -158,8 +189,11 @@ fn merge_list(dst: &mut Node, patch: &Node, field: &str, parent: &str, builtin: 
     } else {
         builtin_merge_key(field, parent)
     };
-    let (Some(key), Some(items)) = (key, dst.items_mut()) else {
+    let (Some(key), true) = (key, dst.is_seq()) else {
         *dst = without_directives(patch);
+        return;
+    };
+    let Some(items) = dst.items_mut() else {
         return;
     };
     if key == "containerPort"

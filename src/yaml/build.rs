@@ -596,8 +596,10 @@ impl Builder<'_> {
     /// Adds a finished node of `size` nodes to its parent, keeping a copy for its anchor.
     fn push_node(&mut self, node: Node, size: usize, anchor: usize) -> Result<(), ParseProblem> {
         if anchor != 0 {
-            // The copy is paid from the document's alias budget before it is made; one that
-            // could not be paid could never be aliased either, so it is not made.
+            // The copy is paid from the document's alias budget before it is made, at the size
+            // its aliases expand to (it shares its collections with the anchored node until
+            // one is written); one that could not be paid could never be aliased either, so it
+            // is not made.
             let node = (size <= self.alias_budget).then(|| {
                 self.alias_budget -= size;
                 node.clone()

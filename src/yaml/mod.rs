@@ -341,13 +341,14 @@ impl Node {
     }
 
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
-        // Found before the entries are made this tree's own: a miss copies nothing.
+        // Found before the entries are made this tree's own: a miss at this level copies
+        // nothing.
         let at = self.entry_index(key)?;
         Some(&mut self.entries_mut()?[at].value)
     }
 
     /// Where the entry for `key` (the last duplicate) sits among a mapping's entries.
-    fn entry_index(&self, key: &str) -> Option<usize> {
+    pub fn entry_index(&self, key: &str) -> Option<usize> {
         self.entries()
             .iter()
             .rposition(|e| e.key.as_str() == Some(key))
@@ -371,6 +372,35 @@ impl Node {
             })
     }
 
+    /// The node at `keys` below this one (the last duplicate of each), with its path of child
+    /// positions as [`Node::descend_mut`] takes it.
+    pub fn locate(&self, keys: &[&str]) -> Option<(Vec<usize>, &Node)> {
+        let mut at = Vec::with_capacity(keys.len());
+        let mut node = self;
+        for key in keys {
+            let i = node.entry_index(key)?;
+            at.push(i);
+            node = &node.entries()[i].value;
+        }
+        Some((at, node))
+    }
+
+    /// Writes each node that a read-only pass found, given by its path of child positions
+    /// (as [`Node::descend_mut`] takes it): only the collections on those paths are copied
+    /// from the trees that share them, where writing while walking would copy every
+    /// collection walked through.
+    pub fn write_at<T>(
+        &mut self,
+        found: Vec<(Vec<usize>, T)>,
+        mut write: impl FnMut(&mut Node, T),
+    ) {
+        for (path, x) in found {
+            if let Some(node) = self.descend_mut(&path) {
+                write(node, x);
+            }
+        }
+    }
+
     /// A sequence's items, copied first when another tree shares them.
     pub fn items_mut(&mut self) -> Option<&mut Vec<Node>> {
         match &mut self.value {
@@ -391,22 +421,31 @@ impl Node {
     /// nothing on a non-mapping.
     pub fn set(&mut self, key: &str, value: Node, key_span: Span) {
         let at = self.entry_index(key);
-        let Some(entries) = self.entries_mut() else {
+        let Value::Map { entries, .. } = &mut self.value else {
             return;
         };
-        match at {
-            Some(at) => entries[at].value = value,
-            None => {
-                // Rendered trees live to the end of the run, and a mapping here grows an entry
-                // at a time (a transformer adds `namespace`, a patch a key): an eighth more
-                // room, not the double a push would give it.
-                entries.reserve_exact(entries.len() / 8 + 1);
-                entries.push(Entry {
-                    key: Node::string(key, key_span),
-                    value,
-                });
+        let Some(at) = at else {
+            // Rendered trees live to the end of the run: a mapping given a key here (a
+            // transformer's `namespace`, a patch's new field) grows by an eighth, not the
+            // double a push would give it, and one copied from a shared tree is copied with
+            // that room rather than copied and then grown.
+            let room = entries.len() / 8 + 1;
+            if Arc::get_mut(entries).is_none() {
+                let mut own = Vec::with_capacity(entries.len() + room);
+                own.extend_from_slice(entries);
+                *entries = Arc::new(own);
             }
-        }
+            let entries = Arc::make_mut(entries);
+            if entries.len() == entries.capacity() {
+                entries.reserve_exact(room);
+            }
+            entries.push(Entry {
+                key: Node::string(key, key_span),
+                value,
+            });
+            return;
+        };
+        Arc::make_mut(entries)[at].value = value;
     }
 
     /// Removes every entry for `key`, returning the last value.
