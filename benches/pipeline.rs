@@ -482,11 +482,7 @@ static LARGE_BASE: LazyLock<Vec<(&str, String)>> = LazyLock::new(|| {
 mod render_kustomize {
     use super::*;
 
-    fn build(bencher: Bencher, dir: &str, check: fn(&[Object])) {
-        build_from(bencher, TREE, dir, check);
-    }
-
-    fn build_from(bencher: Bencher, tree: &[(&str, &str)], dir: &str, check: fn(&[Object])) {
+    fn build(bencher: Bencher, tree: &[(&str, &str)], dir: &str, check: fn(&[Object])) {
         let (sources, docs) = load_tree(tree);
         let (root, dir) = (Path::new("bench"), Path::new(dir));
         let (objects, problems) = render::build_kustomization(&sources, &docs, root, dir);
@@ -498,7 +494,7 @@ mod render_kustomize {
     /// The base alone: four resources and commonLabels.
     #[divan::bench]
     fn base(bencher: Bencher) {
-        build(bencher, "bench/base", |objects| {
+        build(bencher, TREE, "bench/base", |objects| {
             assert_eq!(objects.len(), 4);
             assert!(objects.iter().all(|o| {
                 o.root
@@ -512,7 +508,7 @@ mod render_kustomize {
     /// The overlay on the base: namePrefix, replicas, images, a patch and a generator.
     #[divan::bench]
     fn overlay(bencher: Bencher) {
-        build(bencher, "bench/overlays/prod", check_overlay);
+        build(bencher, TREE, "bench/overlays/prod", check_overlay);
     }
 
     /// An overlay that renames and namespaces a large base: what it leaves alone (the 5,000
@@ -520,7 +516,7 @@ mod render_kustomize {
     #[divan::bench]
     fn overlay_of_large_base(bencher: Bencher) {
         let tree: Vec<(&str, &str)> = LARGE_BASE.iter().map(|(p, t)| (*p, t.as_str())).collect();
-        build_from(bencher, &tree, "bench/overlays/prod", |objects| {
+        build(bencher, &tree, "bench/overlays/prod", |objects| {
             assert_eq!(objects.len(), 1);
             let cm = &objects[0];
             assert_eq!(cm.name.as_deref(), Some("prod-dashboards"));

@@ -166,29 +166,18 @@ fn find_templates(
     at: &mut Vec<usize>,
     out: &mut Vec<(Vec<usize>, String)>,
 ) {
-    let mut visit = |i: usize, child: &Node| {
+    if let Value::Scalar(s) = &node.value {
+        if template::has_template(&s.text) {
+            if let Some(new) = render(&s.text) {
+                out.push((at.clone(), new));
+            }
+        }
+        return;
+    }
+    for (i, _, child) in node.children() {
         at.push(i);
         find_templates(child, render, at, out);
         at.pop();
-    };
-    match &node.value {
-        Value::Scalar(s) => {
-            if template::has_template(&s.text) {
-                if let Some(new) = render(&s.text) {
-                    out.push((at.clone(), new));
-                }
-            }
-        }
-        Value::Seq { items, .. } => {
-            for (i, item) in items.iter().enumerate() {
-                visit(i, item);
-            }
-        }
-        Value::Map { entries, .. } => {
-            for (i, e) in entries.iter().enumerate() {
-                visit(i, &e.value);
-            }
-        }
     }
 }
 

@@ -1425,38 +1425,23 @@ fn find_retags(
     node: &Node,
     name: &str,
     image: &Node,
-    path: &mut Vec<usize>,
+    at: &mut Vec<usize>,
     out: &mut Vec<(Vec<usize>, String)>,
 ) {
-    let mut visit = |at: usize, child: &Node, containers: bool, path: &mut Vec<usize>| {
-        path.push(at);
-        if containers {
-            for (i, c) in child.items().iter().enumerate() {
+    for (i, key, child) in node.children() {
+        at.push(i);
+        if matches!(key, Some("containers" | "initContainers")) {
+            for (j, c) in child.items().iter().enumerate() {
                 if let Some(new) = c.str_at("image").and_then(|cur| retag(cur, name, image)) {
-                    path.push(i);
-                    out.push((path.clone(), new));
-                    path.pop();
+                    at.push(j);
+                    out.push((at.clone(), new));
+                    at.pop();
                 }
             }
         } else {
-            find_retags(child, name, image, path, out);
+            find_retags(child, name, image, at, out);
         }
-        path.pop();
-    };
-    match &node.value {
-        Value::Map { entries, .. } => {
-            for (i, e) in entries.iter().enumerate() {
-                let key = e.key.as_str().unwrap_or("");
-                let containers = matches!(key, "containers" | "initContainers");
-                visit(i, &e.value, containers, path);
-            }
-        }
-        Value::Seq { items, .. } => {
-            for (i, item) in items.iter().enumerate() {
-                visit(i, item, false, path);
-            }
-        }
-        Value::Scalar(_) => {}
+        at.pop();
     }
 }
 

@@ -47,13 +47,8 @@ fn without_directives(node: &Node) -> Node {
 
 /// Whether [`strip`] would change anything: a key that starts with `$` anywhere below.
 fn has_directive(node: &Node) -> bool {
-    match &node.value {
-        Value::Map { entries, .. } => entries
-            .iter()
-            .any(|e| e.key.as_str().is_some_and(|k| k.starts_with('$')) || has_directive(&e.value)),
-        Value::Seq { items, .. } => items.iter().any(has_directive),
-        Value::Scalar(_) => false,
-    }
+    node.children()
+        .any(|(_, key, child)| key.is_some_and(|k| k.starts_with('$')) || has_directive(child))
 }
 
 fn strip(node: &mut Node) {
@@ -189,11 +184,10 @@ fn merge_list(dst: &mut Node, patch: &Node, field: &str, parent: &str, builtin: 
     } else {
         builtin_merge_key(field, parent)
     };
-    let (Some(key), true) = (key, dst.is_seq()) else {
+    // A list is made this object's own only to be merged into, not when it is replaced.
+    let items = key.and_then(|_| dst.items_mut());
+    let (Some(key), Some(items)) = (key, items) else {
         *dst = without_directives(patch);
-        return;
-    };
-    let Some(items) = dst.items_mut() else {
         return;
     };
     if key == "containerPort"

@@ -372,6 +372,18 @@ impl Node {
             })
     }
 
+    /// Each child (an entry's value, or an item) with its position as [`Node::descend_mut`]
+    /// counts them, and, in a mapping, the text of its key.
+    pub fn children(&self) -> impl Iterator<Item = (usize, Option<&str>, &Node)> {
+        // A node has entries or items, never both: the positions count the one it has.
+        let entries = self.entries().iter().map(|e| (e.key.as_str(), &e.value));
+        let items = self.items().iter().map(|i| (None, i));
+        entries
+            .chain(items)
+            .enumerate()
+            .map(|(i, (key, child))| (i, key, child))
+    }
+
     /// The node at `keys` below this one (the last duplicate of each), with its path of child
     /// positions as [`Node::descend_mut`] takes it.
     pub fn locate(&self, keys: &[&str]) -> Option<(Vec<usize>, &Node)> {
