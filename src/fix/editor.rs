@@ -8,7 +8,7 @@
 use super::Edit;
 use crate::source::SourceDb;
 use crate::yaml::typing::{self, Kind};
-use crate::yaml::{Entry, Node, Scalar, Span, Style, Value};
+use crate::yaml::{Entry, Node, ScalarRef, Span, Style, Value};
 
 /// A value to write into a new entry.
 #[derive(Clone, Debug)]
@@ -54,7 +54,7 @@ impl<'a> Editor<'a> {
                 src.len() >= 2
                     && src.starts_with('"')
                     && src.ends_with('"')
-                    && (src[1..src.len() - 1] == s.text || src.contains('\\'))
+                    && (&src[1..src.len() - 1] == s.text || src.contains('\\'))
             }
             Style::Literal | Style::Folded => false,
         }
@@ -598,12 +598,8 @@ fn plain_ok(value: &str, flow: bool) -> bool {
     let Some(first) = value.chars().next() else {
         return false;
     };
-    let scalar = Scalar {
-        text: value.into(),
-        style: Style::Plain,
-        tag: None,
-    };
-    let keeps_type = typing::yaml11(&scalar) == Kind::Str && typing::yaml12(&scalar) == Kind::Str;
+    let scalar = ScalarRef::plain(value);
+    let keeps_type = typing::yaml11(scalar) == Kind::Str && typing::yaml12(scalar) == Kind::Str;
     keeps_type
         && !"-?:,[]{}#&*!|>'\"%@`".contains(first)
         && value.trim() == value

@@ -153,7 +153,7 @@ fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
     find_templates(node, render, &mut Vec::new(), &mut found);
     node.write_at(found, |n, new: String| {
         if let Value::Scalar(s) = &mut n.value {
-            s.text = new.into();
+            s.set_text(new);
         }
     });
 }
@@ -167,8 +167,8 @@ fn find_templates(
     out: &mut Vec<(Vec<usize>, String)>,
 ) {
     if let Value::Scalar(s) = &node.value {
-        if template::has_template(&s.text) {
-            if let Some(new) = render(&s.text) {
+        if template::has_template(s.text()) {
+            if let Some(new) = render(s.text()) {
                 out.push((at.clone(), new));
             }
         }

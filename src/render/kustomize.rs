@@ -5,7 +5,7 @@
 use super::{merge, Files, Note, Problem, ProblemKind};
 use crate::kinds;
 use crate::model::Object;
-use crate::yaml::{self, FileId, Node, Span, Value};
+use crate::yaml::{self, FileId, Node, Span};
 use foldhash::{HashMap, HashSet};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -808,14 +808,7 @@ impl<'f> Kustomizer<'f> {
         if immutable {
             root.set(
                 "immutable",
-                Node::new(
-                    g.span,
-                    Value::Scalar(yaml::Scalar {
-                        text: "true".into(),
-                        style: yaml::Style::Plain,
-                        tag: None,
-                    }),
-                ),
+                Node::scalar("true", yaml::Style::Plain, g.span),
                 g.span,
             );
         }

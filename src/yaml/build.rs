@@ -460,16 +460,14 @@ impl Builder<'_> {
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
                 };
+                let text: compact_str::CompactString = match text {
+                    std::borrow::Cow::Borrowed(t) => t.into(),
+                    std::borrow::Cow::Owned(t) => t.into(),
+                };
                 let node = Node {
                     span: self.span(start, end),
-                    value: Value::Scalar(Scalar {
-                        text: match text {
-                            std::borrow::Cow::Borrowed(t) => t.into(),
-                            std::borrow::Cow::Owned(t) => t.into(),
-                        },
-                        style,
-                        tag: tag.map(|t| super::Tag::new(&t.to_string())),
-                    }),
+                    style,
+                    value: Value::Scalar(Scalar::new(text, tag.map(|t| t.to_string()).as_deref())),
                 };
                 self.push_node(node, 1, anchor)?;
             }
@@ -515,13 +513,13 @@ impl Builder<'_> {
                             items.last().map_or(end, |n| n.span.end as usize)
                         };
                         (
-                            Node {
-                                span: self.span(s, stop),
-                                value: Value::Seq {
+                            Node::new(
+                                self.span(s, stop),
+                                Value::Seq {
                                     items: Arc::new(items),
                                     flow,
                                 },
-                            },
+                            ),
                             size,
                             anchor,
                         )
@@ -542,13 +540,13 @@ impl Builder<'_> {
                             entries.last().map_or(end, |e| e.value.span.end as usize)
                         };
                         (
-                            Node {
-                                span: self.span(s, stop),
-                                value: Value::Map {
+                            Node::new(
+                                self.span(s, stop),
+                                Value::Map {
                                     entries: Arc::new(entries),
                                     flow,
                                 },
-                            },
+                            ),
                             size,
                             anchor,
                         )
@@ -825,7 +823,7 @@ impl Builder<'_> {
                 start: span.start,
             });
         }
-        self.push_node(Node { span, value }, skip.size, 0)
+        self.push_node(Node::new(span, value), skip.size, 0)
             .map_err(|_| Unusual)
     }
 

@@ -59,28 +59,67 @@ pub enum Style {
     Folded,
 }
 
+/// A scalar's text, and its explicit tag (such as `!!str`, as written after resolution of
+/// handles) when it has one. The size of its text alone: tags are rare, and every scalar of
+/// every tree is one of these.
 #[derive(Clone, Debug)]
-pub struct Scalar {
+pub struct Scalar(Repr);
+
+#[derive(Clone, Debug)]
+enum Repr {
     /// Short texts (most keys and values) are stored inline, without an allocation.
-    pub text: compact_str::CompactString,
-    pub style: Style,
-    /// An explicit tag such as `!!str`, as written after resolution of handles. Behind one
-    /// thin pointer: tags are rare, and every scalar of every tree carries this field.
-    pub tag: Option<Box<Tag>>,
-}
-
-#[derive(Clone, Debug)]
-pub struct Tag(Box<str>);
-
-impl Tag {
-    pub fn new(text: &str) -> Box<Tag> {
-        Box::new(Tag(text.into()))
-    }
+    Text(compact_str::CompactString),
+    Tagged(Box<(compact_str::CompactString, Box<str>)>),
 }
 
 impl Scalar {
+    pub fn new(text: impl Into<compact_str::CompactString>, tag: Option<&str>) -> Scalar {
+        let text = text.into();
+        Scalar(match tag {
+            None => Repr::Text(text),
+            Some(tag) => Repr::Tagged(Box::new((text, tag.into()))),
+        })
+    }
+
+    pub fn text(&self) -> &str {
+        match &self.0 {
+            Repr::Text(t) => t,
+            Repr::Tagged(t) => &t.0,
+        }
+    }
+
     pub fn tag(&self) -> Option<&str> {
-        self.tag.as_deref().map(|t| &*t.0)
+        match &self.0 {
+            Repr::Text(_) => None,
+            Repr::Tagged(t) => Some(&t.1),
+        }
+    }
+
+    /// Replaces the text, keeping the tag.
+    pub fn set_text(&mut self, text: impl Into<compact_str::CompactString>) {
+        match &mut self.0 {
+            Repr::Text(t) => *t = text.into(),
+            Repr::Tagged(t) => t.0 = text.into(),
+        }
+    }
+}
+
+/// A scalar node as its readers see it: its text, how it is written, its tag.
+#[derive(Clone, Copy, Debug)]
+pub struct ScalarRef<'a> {
+    pub text: &'a str,
+    pub style: Style,
+    pub tag: Option<&'a str>,
+}
+
+impl<'a> ScalarRef<'a> {
+    /// A plain scalar without a tag: `text` as a reader would type it unquoted.
+    pub fn plain(text: &'a str) -> ScalarRef<'a> {
+        ScalarRef {
+            text,
+            style: Style::Plain,
+            tag: None,
+        }
     }
 }
 
@@ -119,8 +158,15 @@ pub enum Value {
 #[derive(Clone, Debug)]
 pub struct Node {
     pub span: Span,
+    /// How a scalar is written; `Plain` for a collection, whose block or flow form is in its
+    /// [`Value`]. It sits here rather than in [`Scalar`] because here it fills room the
+    /// alignment leaves anyway: a node is 40 bytes, and a tree is mostly nodes.
+    pub style: Style,
     pub value: Value,
 }
+
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Node>() == 40);
 
 /// One YAML document of a file.
 #[derive(Debug)]
@@ -165,16 +211,23 @@ pub struct ParsedFile {
 }
 
 impl Node {
-    pub fn as_scalar(&self) -> Option<&Scalar> {
+    pub fn as_scalar(&self) -> Option<ScalarRef<'_>> {
         match &self.value {
-            Value::Scalar(s) => Some(s),
+            Value::Scalar(s) => Some(ScalarRef {
+                text: s.text(),
+                style: self.style,
+                tag: s.tag(),
+            }),
             _ => None,
         }
     }
 
     /// The text of a scalar node, whatever its type.
     pub fn as_str(&self) -> Option<&str> {
-        self.as_scalar().map(|s| s.text.as_str())
+        match &self.value {
+            Value::Scalar(s) => Some(s.text()),
+            _ => None,
+        }
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -297,27 +350,37 @@ impl Node {
 /// thing that caused it (the kustomization field, the template scalar), so it still points at
 /// a real place in the repository.
 impl Node {
+    /// A collection, or a plain scalar.
     pub fn new(span: Span, value: Value) -> Node {
-        Node { span, value }
+        Node {
+            span,
+            style: Style::Plain,
+            value,
+        }
+    }
+
+    /// A scalar without a tag, written in `style`.
+    pub fn scalar(text: impl Into<compact_str::CompactString>, style: Style, span: Span) -> Node {
+        Node {
+            span,
+            style,
+            value: Value::Scalar(Scalar::new(text, None)),
+        }
     }
 
     /// A string scalar, quoted when plain text would read as another type.
     pub fn string(text: impl Into<String>, span: Span) -> Node {
         let text = text.into();
-        let plain = Scalar {
-            text: text.into(),
-            style: Style::Plain,
-            tag: None,
-        };
-        let reads_as_text = typing::yaml12(&plain) == typing::Kind::Str
-            && typing::yaml11(&plain) == typing::Kind::Str
-            && timestamp11(&plain).is_none();
+        let plain = ScalarRef::plain(&text);
+        let reads_as_text = typing::yaml12(plain) == typing::Kind::Str
+            && typing::yaml11(plain) == typing::Kind::Str
+            && timestamp11(plain).is_none();
         let style = if reads_as_text {
             Style::Plain
         } else {
             Style::DoubleQuoted
         };
-        Node::new(span, Value::Scalar(Scalar { style, ..plain }))
+        Node::scalar(text, style, span)
     }
 
     pub fn empty_map(span: Span) -> Node {
@@ -506,8 +569,8 @@ pub fn push_pointer_token(out: &mut String, token: &str) {
 /// Used to print rendered objects and compare them with other renderers.
 pub fn to_json(node: &Node) -> serde_json::Value {
     use serde_json::Value as J;
-    match &node.value {
-        Value::Scalar(s) => match typing::yaml11(s) {
+    match node.as_scalar() {
+        Some(s) => match typing::yaml11(s) {
             typing::Kind::Null => J::Null,
             // kustomize writes YAML 1.2: `yes` and `on` stay strings in what it prints.
             typing::Kind::Bool(b)
@@ -517,14 +580,14 @@ pub fn to_json(node: &Node) -> serde_json::Value {
             }
             typing::Kind::Bool(_) => J::String(s.text.to_string()),
             typing::Kind::Int | typing::Kind::Float => {
-                number11(&s.text).unwrap_or_else(|| J::String(s.text.to_string()))
+                number11(s.text).unwrap_or_else(|| J::String(s.text.to_string()))
             }
             typing::Kind::Str => J::String(timestamp11(s).unwrap_or_else(|| s.text.to_string())),
         },
-        Value::Seq { items, .. } => J::Array(items.iter().map(to_json).collect()),
-        Value::Map { entries, .. } => {
+        None if node.is_seq() => J::Array(node.items().iter().map(to_json).collect()),
+        None => {
             let mut map = serde_json::Map::new();
-            for e in entries.iter() {
+            for e in node.entries() {
                 let key = e.key.as_str().unwrap_or_default().to_string();
                 map.insert(key, to_json(&e.value));
             }
@@ -564,7 +627,7 @@ fn number11(text: &str) -> Option<serde_json::Value> {
 }
 
 /// A plain YAML 1.1 date (`2024-11-01`) is a timestamp, which Go writes back in full.
-fn timestamp11(s: &Scalar) -> Option<String> {
+fn timestamp11(s: ScalarRef<'_>) -> Option<String> {
     if s.style != Style::Plain || s.tag.is_some() {
         return None;
     }

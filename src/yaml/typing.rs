@@ -2,7 +2,7 @@
 //! (go-yaml v2, YAML 1.1), so plain `yes`, `on` and `y` are booleans there, while a YAML 1.2
 //! reader sees strings. This module is the one place where that decision is made.
 
-use super::{Scalar, Style};
+use super::{ScalarRef, Style};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -13,13 +13,11 @@ pub enum Kind {
     Str,
 }
 
-pub fn is_null(s: &Scalar) -> bool {
+pub fn is_null(s: ScalarRef<'_>) -> bool {
     // `yaml11(s) == Kind::Null` without the number checks: this runs on every lookup.
     s.style == Style::Plain
-        && matches!(s.text.as_str(), "" | "~" | "null" | "Null" | "NULL")
-        && !s
-            .tag()
-            .is_some_and(|tag| tag.ends_with(":str") || tag == "!")
+        && matches!(s.text, "" | "~" | "null" | "Null" | "NULL")
+        && !s.tag.is_some_and(|tag| tag.ends_with(":str") || tag == "!")
 }
 
 /// Whether `t` can be an integer or a float in either schema: they all start with a digit,
@@ -31,16 +29,16 @@ fn may_be_number(t: &str) -> bool {
 }
 
 /// The type `sigs.k8s.io/yaml` (YAML 1.1 resolution) gives the scalar.
-pub fn yaml11(s: &Scalar) -> Kind {
+pub fn yaml11(s: ScalarRef<'_>) -> Kind {
     if s.style != Style::Plain {
         return Kind::Str;
     }
-    if let Some(tag) = s.tag() {
+    if let Some(tag) = s.tag {
         if tag.ends_with(":str") || tag == "!" {
             return Kind::Str;
         }
     }
-    let t = s.text.as_str();
+    let t = s.text;
     match t {
         "" | "~" | "null" | "Null" | "NULL" => Kind::Null,
         "y" | "Y" | "yes" | "Yes" | "YES" | "true" | "True" | "TRUE" | "on" | "On" | "ON" => {
@@ -57,11 +55,11 @@ pub fn yaml11(s: &Scalar) -> Kind {
 }
 
 /// The type a YAML 1.2 core-schema reader gives the scalar.
-pub fn yaml12(s: &Scalar) -> Kind {
+pub fn yaml12(s: ScalarRef<'_>) -> Kind {
     if s.style != Style::Plain {
         return Kind::Str;
     }
-    let t = s.text.as_str();
+    let t = s.text;
     match t {
         "" | "~" | "null" | "Null" | "NULL" => Kind::Null,
         "true" | "True" | "TRUE" => Kind::Bool(true),
@@ -158,7 +156,7 @@ pub fn looks_boolean(text: &str) -> bool {
 
 /// A boolean as the cluster reads it; `None` for anything else (strings such as `"true"`,
 /// templates, numbers).
-pub fn as_bool(s: &Scalar) -> Option<bool> {
+pub fn as_bool(s: ScalarRef<'_>) -> Option<bool> {
     match yaml11(s) {
         Kind::Bool(b) => Some(b),
         _ => None,
@@ -169,12 +167,8 @@ pub fn as_bool(s: &Scalar) -> Option<bool> {
 mod tests {
     use super::*;
 
-    fn plain(t: &str) -> Scalar {
-        Scalar {
-            text: t.into(),
-            style: Style::Plain,
-            tag: None,
-        }
+    fn plain(t: &str) -> ScalarRef<'_> {
+        ScalarRef::plain(t)
     }
 
     #[test]
@@ -183,16 +177,16 @@ mod tests {
             "1", "-1", "+1", "0x1F", "0b101", "1_000", "_1.5", ".5", "1.", "1e3", "-.inf", ".NaN",
             "3.14", "0o17",
         ] {
-            let k11 = yaml11(&plain(t));
-            let k12 = yaml12(&plain(t));
+            let k11 = yaml11(plain(t));
+            let k12 = yaml12(plain(t));
             assert!(
                 matches!(k11, Kind::Int | Kind::Float) || matches!(k12, Kind::Int | Kind::Float),
                 "{t}"
             );
         }
         for t in ["a1", "v1.10", "e3", "x0", "inf", "nan", "é1", ":1"] {
-            assert_eq!(yaml11(&plain(t)), Kind::Str, "{t}");
-            assert_eq!(yaml12(&plain(t)), Kind::Str, "{t}");
+            assert_eq!(yaml11(plain(t)), Kind::Str, "{t}");
+            assert_eq!(yaml12(plain(t)), Kind::Str, "{t}");
         }
     }
 
@@ -206,14 +200,10 @@ mod tests {
                     Some("!"),
                     Some("!!null"),
                 ] {
-                    let s = Scalar {
-                        text: text.into(),
-                        style,
-                        tag: tag.map(crate::yaml::Tag::new),
-                    };
+                    let s = ScalarRef { text, style, tag };
                     assert_eq!(
-                        is_null(&s),
-                        yaml11(&s) == Kind::Null,
+                        is_null(s),
+                        yaml11(s) == Kind::Null,
                         "{text:?} {style:?} {tag:?}"
                     );
                 }
@@ -223,21 +213,20 @@ mod tests {
 
     #[test]
     fn yaml11_and_12_disagree_where_the_cluster_surprises() {
-        assert_eq!(yaml11(&plain("yes")), Kind::Bool(true));
-        assert_eq!(yaml12(&plain("yes")), Kind::Str);
-        assert_eq!(yaml11(&plain("off")), Kind::Bool(false));
-        assert_eq!(yaml11(&plain("1.10")), Kind::Float);
-        assert_eq!(yaml11(&plain("1_000")), Kind::Int);
-        assert_eq!(yaml12(&plain("1_000")), Kind::Str);
-        assert_eq!(yaml11(&plain("v1.10")), Kind::Str);
-        assert_eq!(yaml11(&plain("1.2.3")), Kind::Str);
-        assert_eq!(yaml11(&plain("HEAD")), Kind::Str);
-        assert_eq!(yaml11(&plain("~")), Kind::Null);
-        let quoted = Scalar {
-            text: "true".into(),
+        assert_eq!(yaml11(plain("yes")), Kind::Bool(true));
+        assert_eq!(yaml12(plain("yes")), Kind::Str);
+        assert_eq!(yaml11(plain("off")), Kind::Bool(false));
+        assert_eq!(yaml11(plain("1.10")), Kind::Float);
+        assert_eq!(yaml11(plain("1_000")), Kind::Int);
+        assert_eq!(yaml12(plain("1_000")), Kind::Str);
+        assert_eq!(yaml11(plain("v1.10")), Kind::Str);
+        assert_eq!(yaml11(plain("1.2.3")), Kind::Str);
+        assert_eq!(yaml11(plain("HEAD")), Kind::Str);
+        assert_eq!(yaml11(plain("~")), Kind::Null);
+        let quoted = ScalarRef {
             style: Style::DoubleQuoted,
-            tag: None,
+            ..plain("true")
         };
-        assert_eq!(yaml11(&quoted), Kind::Str);
+        assert_eq!(yaml11(quoted), Kind::Str);
     }
 }

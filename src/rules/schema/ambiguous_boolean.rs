@@ -22,7 +22,7 @@ struct Ambiguous<'a> {
 impl Visitor for Ambiguous<'_> {
     fn scalar(&mut self, node: &Node, ty: &Ty, pointer: &str) {
         let Some(s) = node.as_scalar() else { return };
-        if typing::is_template(&s.text) {
+        if typing::is_template(s.text) {
             return;
         }
         let field = pointer.rsplit('/').next().unwrap_or("");
@@ -38,12 +38,12 @@ impl Visitor for Ambiguous<'_> {
                             // What the cluster reads already: nothing changes but the spelling.
                             .fix(Fix::safe(format!("write `{b}`"), self.ed.replace_raw(node, &b.to_string())));
                     }
-                } else if v11 == Kind::Str && typing::looks_boolean(&s.text) {
+                } else if v11 == Kind::Str && typing::looks_boolean(s.text) {
                     self.out
                         .report(node.span, format!("`{field}` is a quoted string, not a boolean: the API server rejects it or the field is lost"))
                         .label("a string")
                         .help(format!("write `{field}: {}` without quotes", s.text.to_ascii_lowercase()))
-                        .fix(meant(&s.text).and_then(|b| {
+                        .fix(meant(s.text).and_then(|b| {
                             Fix::unsafe_(format!("write `{b}` without quotes"), self.ed.replace_raw(node, &b.to_string()))
                         }));
                 }
@@ -73,16 +73,12 @@ impl Visitor for Ambiguous<'_> {
                     .label("not a string")
                     .help(format!("quote it: `{field}: \"{}\"`", s.text))
                     // The value the cluster receives changes, from what it parsed to what is written.
-                    .fix(
-                        serde_json::to_string(s.text.as_str())
-                            .ok()
-                            .and_then(|quoted| {
-                                Fix::unsafe_(
-                                    format!("quote it: `{quoted}`"),
-                                    self.ed.replace_raw(node, &quoted),
-                                )
-                            }),
-                    );
+                    .fix(serde_json::to_string(s.text).ok().and_then(|quoted| {
+                        Fix::unsafe_(
+                            format!("quote it: `{quoted}`"),
+                            self.ed.replace_raw(node, &quoted),
+                        )
+                    }));
             }
             _ => {}
         }

@@ -122,7 +122,7 @@ fn check_value(out: &mut Sink, value: &Node, key: &str) {
         // Boolean-looking strings are left to ambiguous-boolean, which explains them.
         Some(s) => match typing::yaml11(s) {
             Kind::Bool(_) | Kind::Null => true,
-            Kind::Str => typing::is_template(&s.text) || typing::looks_boolean(&s.text),
+            Kind::Str => typing::is_template(s.text) || typing::looks_boolean(s.text),
             Kind::Int | Kind::Float => false,
         },
         None => false,

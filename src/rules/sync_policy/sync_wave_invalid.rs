@@ -25,7 +25,7 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
         .help(format!("write `{KEY}: \"0\"` with the wave you mean"));
         return;
     };
-    let text = scalar.text.as_str();
+    let text = scalar.text;
     if typing::is_template(text) {
         return;
     }
