@@ -296,13 +296,10 @@ fn push_object(
         let Value::Map { entries, .. } = root.value else {
             return;
         };
-        for entry in std::sync::Arc::unwrap_or_clone(entries) {
+        for entry in entries {
             if entry.key.as_str() == Some("items") {
                 if let Value::Seq { items, .. } = entry.value.value {
-                    for (i, item) in std::sync::Arc::unwrap_or_clone(items)
-                        .into_iter()
-                        .enumerate()
-                    {
+                    for (i, item) in items.into_iter().enumerate() {
                         push_object(out, file, doc, Some(i), item);
                     }
                 }

@@ -56,7 +56,7 @@ impl<'a> Editor<'a> {
                     && src.ends_with('"')
                     && (&src[1..src.len() - 1] == s.text || src.contains('\\'))
             }
-            Style::Literal | Style::Folded => false,
+            Style::Literal | Style::Folded | Style::Block | Style::Flow => false,
         }
     }
 
@@ -116,7 +116,7 @@ impl<'a> Editor<'a> {
     }
 
     fn append(&self, seq: &Node, value: &str, raw: bool) -> Option<Edit> {
-        let Value::Seq { items, flow } = &seq.value else {
+        let Value::Seq { items } = &seq.value else {
             return None;
         };
         if !self.in_place(seq) {
@@ -134,7 +134,7 @@ impl<'a> Editor<'a> {
                 styled(value, style, flow)
             }
         };
-        if *flow {
+        if seq.is_flow() {
             let content = write(true)?;
             return match items.last() {
                 Some(last) => {
@@ -172,7 +172,7 @@ impl<'a> Editor<'a> {
 
     /// Adds entries at the end of a mapping, in one edit.
     pub fn insert_entries(&self, map: &Node, new: &[(&str, NewValue)]) -> Option<Edit> {
-        let Value::Map { entries, flow } = &map.value else {
+        let Value::Map { entries } = &map.value else {
             return None;
         };
         if !self.in_place(map)
@@ -184,7 +184,7 @@ impl<'a> Editor<'a> {
             return None;
         }
         let text = self.text(map.span);
-        if *flow {
+        if map.is_flow() {
             let mut written = Vec::new();
             for (key, value) in new {
                 let value = match value {
@@ -307,7 +307,7 @@ impl<'a> Editor<'a> {
     /// Removes the scalar item at `index` from a list: its line in a block list, the item and
     /// a comma in a flow list. Not the only item: that would leave the key without a list.
     pub fn remove_item(&self, seq: &Node, index: usize) -> Option<Edit> {
-        let Value::Seq { items, flow } = &seq.value else {
+        let Value::Seq { items } = &seq.value else {
             return None;
         };
         if !self.in_place(seq) || items.len() < 2 {
@@ -317,7 +317,7 @@ impl<'a> Editor<'a> {
         item.as_scalar()?;
         let text = self.text(seq.span);
         let file = seq.span.file;
-        if *flow {
+        if seq.is_flow() {
             let span = match index.checked_sub(1).and_then(|i| items.get(i)) {
                 Some(prev) => Span {
                     file,
@@ -346,7 +346,7 @@ impl<'a> Editor<'a> {
 
     /// Removes the entry at `index` from a mapping, with its comments on the same lines.
     pub fn remove_entry(&self, map: &Node, index: usize) -> Option<Edit> {
-        let Value::Map { entries, flow } = &map.value else {
+        let Value::Map { entries } = &map.value else {
             return None;
         };
         if !self.in_place(map) {
@@ -355,7 +355,7 @@ impl<'a> Editor<'a> {
         let entry = entries.get(index)?;
         let text = self.text(map.span);
         let file = map.span.file;
-        if *flow {
+        if map.is_flow() {
             let end = entry_end(entry);
             let span = match (
                 index.checked_sub(1).and_then(|i| entries.get(i)),
@@ -765,7 +765,7 @@ mod tests {
         let mut merged = root.get("a").unwrap().clone();
         // An entry from elsewhere (a patch) makes the mapping ambiguous.
         let other = root.clone();
-        if let Some(entries) = merged.entries_mut() {
+        if let Some(entries) = merged.entry_list_mut() {
             entries.push(crate::yaml::Entry {
                 key: other.entries()[0].key.clone(),
                 value: other,

@@ -2,8 +2,7 @@
 //! JSON patches. Values copied from a patch keep the patch's spans, which is how a finding on
 //! a rendered object comes to point at the overlay line that set the value.
 
-use crate::yaml::{Node, Span, Value};
-use std::sync::Arc;
+use crate::yaml::{Node, Shared, Span, Value};
 
 /// Directive keys of a strategic merge patch.
 const PATCH: &str = "$patch";
@@ -54,18 +53,16 @@ fn has_directive(node: &Node) -> bool {
 fn strip(node: &mut Node) {
     match &mut node.value {
         Value::Map { entries, .. } => {
-            let entries = Arc::make_mut(entries);
             entries.retain(|e| !e.key.as_str().is_some_and(|k| k.starts_with('$')));
-            for e in entries {
+            for e in entries.make_mut() {
                 strip(&mut e.value);
             }
         }
         Value::Seq { items, .. } => {
-            let items = Arc::make_mut(items);
             items.retain(|i| {
                 !(i.is_map() && i.get(PATCH).is_some() && (i.entries().len() == 1 || is_delete(i)))
             });
-            for i in items {
+            for i in items.make_mut() {
                 strip(i);
             }
         }
@@ -83,9 +80,8 @@ fn has_null(node: &Node) -> bool {
 /// Keys set to null in a patch delete; where there is nothing to delete they vanish.
 fn drop_nulls(node: &mut Node) {
     if let Value::Map { entries, .. } = &mut node.value {
-        let entries = Arc::make_mut(entries);
         entries.retain(|e| !e.value.is_null());
-        for e in entries {
+        for e in entries.make_mut() {
             drop_nulls(&mut e.value);
         }
     }
@@ -126,7 +122,7 @@ fn merge_map(dst: &mut Node, patch: &Node, field: &str, builtin: bool) {
         let Some(key) = e.key.as_str() else { continue };
         if let Some(list) = key.strip_prefix("$deleteFromPrimitiveList/") {
             let drop: Vec<&str> = e.value.items().iter().filter_map(Node::as_str).collect();
-            if let Some(items) = dst.get_mut(list).and_then(Node::items_mut) {
+            if let Some(items) = dst.get_mut(list).and_then(Node::item_list_mut) {
                 items.retain(|i| !i.as_str().is_some_and(|s| drop.contains(&s)));
             }
             continue;
@@ -185,7 +181,7 @@ fn merge_list(dst: &mut Node, patch: &Node, field: &str, parent: &str, builtin: 
         builtin_merge_key(field, parent)
     };
     // A list is made this object's own only to be merged into, not when it is replaced.
-    let items = key.and_then(|_| dst.items_mut());
+    let items = key.and_then(|_| dst.item_list_mut());
     let (Some(key), Some(items)) = (key, items) else {
         *dst = without_directives(patch);
         return;
@@ -226,13 +222,13 @@ fn merge_list(dst: &mut Node, patch: &Node, field: &str, parent: &str, builtin: 
         }
     }
     merged.extend(original.into_iter().flatten());
-    *items = merged;
+    *items = merged.into();
 }
 
 /// Container ports, once any of them names a protocol, are keyed by port and protocol
 /// (TCP when unset): a matched port keeps its place, new ports go first, and a patch port
 /// without a protocol that meets a written one is dropped, as kustomize does.
-fn merge_ports(items: &mut Vec<Node>, patch_items: &[Node], builtin: bool) {
+fn merge_ports(items: &mut Shared<Node>, patch_items: &[Node], builtin: bool) {
     let key = |n: &Node| {
         (
             n.get("containerPort")
@@ -246,15 +242,15 @@ fn merge_ports(items: &mut Vec<Node>, patch_items: &[Node], builtin: bool) {
         match items.iter().position(|o| key(o) == key(p)) {
             Some(_) if is_delete(p) => items.retain(|o| key(o) != key(p)),
             Some(i) if p.get("protocol").is_some() || items[i].get("protocol").is_none() => {
-                merge_map(&mut items[i], p, "ports", builtin);
+                merge_map(&mut items.make_mut()[i], p, "ports", builtin);
             }
             Some(_) => {}
             None if is_delete(p) => {}
             None => added.push(without_directives(p)),
         }
     }
-    added.append(items);
-    *items = added;
+    added.extend(std::mem::take(items));
+    *items = added.into();
 }
 
 /// One failed JSON patch operation: where, and why.
@@ -301,7 +297,8 @@ fn child<'n>(node: &'n mut Node, token: &str) -> Result<&'n mut Node, String> {
                 .parse()
                 .map_err(|_| format!("`{token}` is not an index into a list"))?;
             let len = items.len();
-            Arc::make_mut(items)
+            items
+                .make_mut()
                 .get_mut(i)
                 .ok_or_else(|| format!("index {i} is past the end of a list of {len}"))
         }
@@ -339,7 +336,6 @@ fn add(doc: &mut Node, tokens: &[String], value: Node, key_span: Span) -> Result
             Ok(())
         }
         Value::Seq { items, .. } => {
-            let items = Arc::make_mut(items);
             if last == "-" {
                 items.push(value);
                 return Ok(());
@@ -367,7 +363,6 @@ fn remove(doc: &mut Node, tokens: &[String]) -> Result<Node, String> {
             .remove(&last)
             .ok_or_else(|| format!("no `{last}` to remove")),
         Value::Seq { items, .. } => {
-            let items = Arc::make_mut(items);
             let i: usize = last
                 .parse()
                 .map_err(|_| format!("`{last}` is not an index into a list"))?;

@@ -160,14 +160,12 @@ fn respan(node: &mut crate::yaml::Node, span: Span) {
     node.span = span;
     match &mut node.value {
         Value::Map { entries, .. } => {
-            for e in std::sync::Arc::make_mut(entries) {
+            for e in entries.make_mut() {
                 respan(&mut e.key, span);
                 respan(&mut e.value, span);
             }
         }
-        Value::Seq { items, .. } => std::sync::Arc::make_mut(items)
-            .iter_mut()
-            .for_each(|i| respan(i, span)),
+        Value::Seq { items, .. } => items.make_mut().iter_mut().for_each(|i| respan(i, span)),
         Value::Scalar(_) => {}
     }
 }

@@ -7,7 +7,6 @@ use super::{
 };
 use foldhash::{HashMap, HashSet};
 use granit_parser::{Event, Marker, Parser, ScalarStyle, StructureStyle};
-use std::sync::Arc;
 
 /// Nodes that alias expansion may copy into one document (see [`ParseLimits::alias_nodes`]).
 pub const ALIAS_NODES: usize = 100_000;
@@ -49,12 +48,15 @@ impl Default for ParseLimits {
     }
 }
 
+/// An open collection. Its children so far are the top of [`Builder::items`] or
+/// [`Builder::entries`] from `from` on: the stacks grow once per file rather than one vector
+/// per collection, and a collection is made at its size when it ends.
 enum Frame {
     Seq {
         start: usize,
         flow: bool,
         anchor: usize,
-        items: Vec<Node>,
+        from: usize,
         /// Nodes in the collection so far, itself included.
         size: usize,
     },
@@ -62,7 +64,7 @@ enum Frame {
         start: usize,
         flow: bool,
         anchor: usize,
-        entries: Vec<Entry>,
+        from: usize,
         key: Option<Node>,
         size: usize,
     },
@@ -154,6 +156,10 @@ struct Builder<'a> {
     text: &'a str,
     limits: ParseLimits,
     stack: Vec<Frame>,
+    /// The items of the open sequences, the innermost last.
+    items: Vec<Node>,
+    /// The entries of the open mappings, the innermost last.
+    entries: Vec<Entry>,
     /// Anchored nodes of the current document with their sizes, for budgeted alias expansion.
     anchors: HashMap<usize, Anchored>,
     alias_budget: usize,
@@ -254,6 +260,8 @@ pub(super) fn build(
         text,
         limits,
         stack: Vec::new(),
+        items: Vec::new(),
+        entries: Vec::new(),
         anchors: HashMap::default(),
         alias_budget: limits.alias_nodes,
         file_budget: limits.file_nodes,
@@ -398,6 +406,8 @@ impl Builder<'_> {
         self.skip = None;
         self.pruned.clear();
         self.stack.clear();
+        self.items.clear();
+        self.entries.clear();
         self.anchors.clear();
         self.alias_budget = self.limits.alias_nodes;
         self.doc_index += 1;
@@ -477,7 +487,7 @@ impl Builder<'_> {
                     start,
                     flow: style == StructureStyle::Flow,
                     anchor,
-                    items: Vec::new(),
+                    from: self.items.len(),
                     size: 1,
                 });
             }
@@ -487,7 +497,7 @@ impl Builder<'_> {
                     start,
                     flow: style == StructureStyle::Flow,
                     anchor,
-                    entries: Vec::new(),
+                    from: self.entries.len(),
                     key: None,
                     size: 1,
                 });
@@ -501,25 +511,17 @@ impl Builder<'_> {
                         start: s,
                         flow,
                         anchor,
-                        mut items,
+                        from,
                         size,
                     } => {
-                        // Trees live until the end of the run: growth slack would be a
-                        // quarter of their memory.
-                        items.shrink_to_fit();
+                        let items: Shared<Node> = self.items.drain(from..).collect();
                         let stop = if flow {
                             end
                         } else {
                             items.last().map_or(end, |n| n.span.end as usize)
                         };
                         (
-                            Node::new(
-                                self.span(s, stop),
-                                Value::Seq {
-                                    items: Arc::new(items),
-                                    flow,
-                                },
-                            ),
+                            collection(self.span(s, stop), Value::Seq { items }, flow),
                             size,
                             anchor,
                         )
@@ -528,25 +530,18 @@ impl Builder<'_> {
                         start: s,
                         flow,
                         anchor,
-                        entries,
+                        from,
                         size,
                         ..
                     } => {
-                        let mut entries = self.finish_map(entries);
-                        entries.shrink_to_fit();
+                        let entries = self.finish_map(from);
                         let stop = if flow {
                             end
                         } else {
                             entries.last().map_or(end, |e| e.value.span.end as usize)
                         };
                         (
-                            Node::new(
-                                self.span(s, stop),
-                                Value::Map {
-                                    entries: Arc::new(entries),
-                                    flow,
-                                },
-                            ),
+                            collection(self.span(s, stop), Value::Map { entries }, flow),
                             size,
                             anchor,
                         )
@@ -612,17 +607,12 @@ impl Builder<'_> {
                 let index = self.doc_index;
                 self.out.documents.push(Document { index, root: node });
             }
-            Some(Frame::Seq {
-                items, size: total, ..
-            }) => {
+            Some(Frame::Seq { size: total, .. }) => {
                 *total += size;
-                items.push(node)
+                self.items.push(node)
             }
             Some(Frame::Map {
-                entries,
-                key,
-                size: total,
-                ..
+                key, size: total, ..
             }) => match key.take() {
                 None => {
                     *total += size;
@@ -633,7 +623,7 @@ impl Builder<'_> {
                 }
                 Some(k) => {
                     *total += size;
-                    entries.push(Entry {
+                    self.entries.push(Entry {
                         key: k,
                         value: node,
                     })
@@ -672,9 +662,16 @@ impl Builder<'_> {
             self.unusual = true;
             return;
         }
-        let Some(Frame::Map { entries: root, .. }) = self.stack.first() else {
+        let Some(Frame::Map { from: 0, .. }) = self.stack.first() else {
             return;
         };
+        // The root's entries are the bottom of the stack, below those of the first mapping
+        // opened inside it.
+        let inner = self.stack[1..].iter().find_map(|f| match f {
+            Frame::Map { from, .. } => Some(*from),
+            Frame::Seq { .. } => None,
+        });
+        let root = &self.entries[..inner.unwrap_or(self.entries.len())];
         let skip = *self.asked[i].get_or_insert_with(|| (prune.skip)(root, i));
         if skip {
             self.prune_next = Some(i);
@@ -804,16 +801,13 @@ impl Builder<'_> {
             self.skims_met += 1;
         }
         let span = Span::new(self.file, skip.start, stop);
-        let flow = own.flow;
         let value = if own.map {
             Value::Map {
                 entries: Shared::default(),
-                flow,
             }
         } else {
             Value::Seq {
                 items: Shared::default(),
-                flow,
             }
         };
         // Empty already: nothing was dropped, as `Object::slim` would leave it.
@@ -823,13 +817,14 @@ impl Builder<'_> {
                 start: span.start,
             });
         }
-        self.push_node(Node::new(span, value), skip.size, 0)
+        self.push_node(collection(span, value, own.flow), skip.size, 0)
             .map_err(|_| Unusual)
     }
 
     /// Applies YAML 1.1 merge keys (`<<`), which the cluster's decoder honours, and reports
     /// duplicate keys.
-    fn finish_map(&mut self, mut entries: Vec<Entry>) -> Vec<Entry> {
+    fn finish_map(&mut self, from: usize) -> Shared<Entry> {
+        let mut entries: Shared<Entry> = self.entries.drain(from..).collect();
         if entries
             .iter()
             .any(|e| is_merge_key(&e.key) && (e.value.is_map() || e.value.is_seq()))
@@ -840,11 +835,11 @@ impl Builder<'_> {
                 if is_merge_key(&e.key) {
                     match e.value.value {
                         // An alias's copy shares its entries with the anchored node.
-                        Value::Map { entries, .. } => merged.extend(Arc::unwrap_or_clone(entries)),
+                        Value::Map { entries, .. } => merged.extend(entries),
                         Value::Seq { items, .. } => {
-                            for item in Arc::unwrap_or_clone(items) {
+                            for item in items {
                                 if let Value::Map { entries, .. } = item.value {
-                                    merged.extend(Arc::unwrap_or_clone(entries));
+                                    merged.extend(entries);
                                 }
                             }
                         }
@@ -866,7 +861,7 @@ impl Builder<'_> {
                     own.push(m);
                 }
             }
-            entries = own;
+            entries = own.into();
         }
         self.report_duplicates(entries.len(), |i| {
             (entries[i].key.as_str(), entries[i].key.span)
@@ -913,6 +908,11 @@ impl Builder<'_> {
             });
         }
     }
+}
+
+fn collection(span: Span, value: Value, flow: bool) -> Node {
+    let style = if flow { Style::Flow } else { Style::Block };
+    Node { span, style, value }
 }
 
 fn is_merge_key(key: &Node) -> bool {

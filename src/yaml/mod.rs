@@ -13,7 +13,6 @@ pub use build::{
 };
 
 use std::fmt::Write as _;
-use std::sync::Arc;
 
 /// Index of a file in the [`crate::source::SourceDb`].
 pub type FileId = u32;
@@ -50,6 +49,7 @@ impl Span {
     }
 }
 
+/// How a node is written: a scalar's quoting or block form, a collection's block or flow form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
     Plain,
@@ -57,6 +57,10 @@ pub enum Style {
     DoubleQuoted,
     Literal,
     Folded,
+    /// A collection written on indented lines.
+    Block,
+    /// A collection written `[a, b]` or `{a: b}`.
+    Flow,
 }
 
 /// A scalar's text, and its explicit tag (such as `!!str`, as written after resolution of
@@ -144,23 +148,23 @@ pub fn str_in<'a>(entries: &'a [Entry], key: &str) -> Option<&'a str> {
 }
 
 /// A collection's children, shared by the copies of a tree until one of them changes them
-/// ([`Arc::make_mut`]): kustomize renders each overlay from a copy of its base, and most of a
-/// copy is never touched.
-pub type Shared<T> = Arc<Vec<T>>;
+/// (every mutating method of [`ecow::EcoVec`] copies a shared vector first): kustomize renders
+/// each overlay from a copy of its base, and most of a copy is never touched.
+pub type Shared<T> = ecow::EcoVec<T>;
 
 #[derive(Clone, Debug)]
 pub enum Value {
     Scalar(Scalar),
-    Seq { items: Shared<Node>, flow: bool },
-    Map { entries: Shared<Entry>, flow: bool },
+    Seq { items: Shared<Node> },
+    Map { entries: Shared<Entry> },
 }
 
 #[derive(Clone, Debug)]
 pub struct Node {
     pub span: Span,
-    /// How a scalar is written; `Plain` for a collection, whose block or flow form is in its
-    /// [`Value`]. It sits here rather than in [`Scalar`] because here it fills room the
-    /// alignment leaves anyway: a node is 40 bytes, and a tree is mostly nodes.
+    /// How the node is written. It sits here rather than in [`Scalar`] or [`Value`] because
+    /// here it fills room the alignment leaves anyway: a node is 40 bytes, and a tree is
+    /// mostly nodes.
     pub style: Style,
     pub value: Value,
 }
@@ -250,6 +254,11 @@ impl Node {
 
     pub fn is_seq(&self) -> bool {
         matches!(self.value, Value::Seq { .. })
+    }
+
+    /// A collection written `[a, b]` or `{a: b}`.
+    pub fn is_flow(&self) -> bool {
+        self.style == Style::Flow
     }
 
     /// A null as the cluster reads it: `~`, `null`, or nothing at all.
@@ -350,13 +359,13 @@ impl Node {
 /// thing that caused it (the kustomization field, the template scalar), so it still points at
 /// a real place in the repository.
 impl Node {
-    /// A collection, or a plain scalar.
+    /// A plain scalar, or a collection in block form.
     pub fn new(span: Span, value: Value) -> Node {
-        Node {
-            span,
-            style: Style::Plain,
-            value,
-        }
+        let style = match value {
+            Value::Scalar(_) => Style::Plain,
+            Value::Seq { .. } | Value::Map { .. } => Style::Block,
+        };
+        Node { span, style, value }
     }
 
     /// A scalar without a tag, written in `style`.
@@ -388,7 +397,6 @@ impl Node {
             span,
             Value::Map {
                 entries: Shared::default(),
-                flow: false,
             },
         )
     }
@@ -398,7 +406,6 @@ impl Node {
             span,
             Value::Seq {
                 items: Shared::default(),
-                flow: false,
             },
         )
     }
@@ -427,11 +434,11 @@ impl Node {
     pub fn descend_mut(&mut self, path: &[usize]) -> Option<&mut Node> {
         path.iter()
             .try_fold(self, |node, &at| match &mut node.value {
-                Value::Map { entries, .. } => {
-                    Arc::make_mut(entries).get_mut(at).map(|e| &mut e.value)
+                Value::Map { entries, .. } if at < entries.len() => {
+                    Some(&mut entries.make_mut()[at].value)
                 }
-                Value::Seq { items, .. } => Arc::make_mut(items).get_mut(at),
-                Value::Scalar(_) => None,
+                Value::Seq { items, .. } if at < items.len() => Some(&mut items.make_mut()[at]),
+                _ => None,
             })
     }
 
@@ -477,17 +484,35 @@ impl Node {
     }
 
     /// A sequence's items, copied first when another tree shares them.
-    pub fn items_mut(&mut self) -> Option<&mut Vec<Node>> {
+    pub fn items_mut(&mut self) -> Option<&mut [Node]> {
         match &mut self.value {
-            Value::Seq { items, .. } => Some(Arc::make_mut(items)),
+            Value::Seq { items, .. } => Some(items.make_mut()),
+            _ => None,
+        }
+    }
+
+    /// A sequence's items, to add or remove some: each change copies them first when another
+    /// tree shares them.
+    pub fn item_list_mut(&mut self) -> Option<&mut Shared<Node>> {
+        match &mut self.value {
+            Value::Seq { items, .. } => Some(items),
             _ => None,
         }
     }
 
     /// A mapping's entries, copied first when another tree shares them.
-    pub fn entries_mut(&mut self) -> Option<&mut Vec<Entry>> {
+    pub fn entries_mut(&mut self) -> Option<&mut [Entry]> {
         match &mut self.value {
-            Value::Map { entries, .. } => Some(Arc::make_mut(entries)),
+            Value::Map { entries, .. } => Some(entries.make_mut()),
+            _ => None,
+        }
+    }
+
+    /// A mapping's entries, to add or remove some: each change copies them first when another
+    /// tree shares them.
+    pub fn entry_list_mut(&mut self) -> Option<&mut Shared<Entry>> {
+        match &mut self.value {
+            Value::Map { entries, .. } => Some(entries),
             _ => None,
         }
     }
@@ -504,15 +529,11 @@ impl Node {
             // transformer's `namespace`, a patch's new field) grows by an eighth, not the
             // double a push would give it, and one copied from a shared tree is copied with
             // that room rather than copied and then grown.
-            let room = entries.len() / 8 + 1;
-            if Arc::get_mut(entries).is_none() {
-                let mut own = Vec::with_capacity(entries.len() + room);
-                own.extend_from_slice(entries);
-                *entries = Arc::new(own);
-            }
-            let entries = Arc::make_mut(entries);
-            if entries.len() == entries.capacity() {
-                entries.reserve_exact(room);
+            if entries.len() == entries.capacity() || !entries.is_unique() {
+                let mut own = Shared::with_capacity(entries.len() + entries.len() / 8 + 1);
+                // Moved when this tree held them alone, cloned when it shared them.
+                own.extend(std::mem::take(entries));
+                *entries = own;
             }
             entries.push(Entry {
                 key: Node::string(key, key_span),
@@ -520,15 +541,15 @@ impl Node {
             });
             return;
         };
-        Arc::make_mut(entries)[at].value = value;
+        entries.make_mut()[at].value = value;
     }
 
     /// Removes every entry for `key`, returning the last value.
     pub fn remove(&mut self, key: &str) -> Option<Node> {
         self.entry_index(key)?;
-        let entries = self.entries_mut()?;
+        let entries = self.entry_list_mut()?;
         let mut out = None;
-        entries.retain_mut(|e| {
+        entries.retain(|e| {
             if e.key.as_str() == Some(key) {
                 let span = e.value.span;
                 out = Some(std::mem::replace(&mut e.value, Node::empty_map(span)));

@@ -114,7 +114,7 @@ fn move_into_automated(cx: &Cx, policy: &Node, index: usize, key: &str) -> Optio
 }
 
 fn automated_is_flow(node: &Node) -> bool {
-    matches!(node.value, crate::yaml::Value::Map { flow: true, .. })
+    node.is_map() && node.is_flow()
 }
 
 fn check_value(out: &mut Sink, value: &Node, key: &str) {
