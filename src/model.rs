@@ -426,6 +426,17 @@ mod tests {
     }
 
     #[test]
+    fn a_crd_after_a_broken_document_is_still_pruned() {
+        let text = format!("a:\n  b: {{c: [1\n---\n{CRD}");
+        let parsed = yaml::parse_pruned(0, &text, ParseLimits::default(), super::PRUNE);
+        assert_eq!(parsed.problems.len(), 1, "{:?}", parsed.problems);
+        assert!(parsed.pruned.is_some());
+        let crd = &parsed.documents.last().unwrap().root;
+        assert_eq!(crd.str_at("kind"), Some("CustomResourceDefinition"));
+        assert!(crd.path(&["spec", "versions"]).unwrap().items().is_empty());
+    }
+
+    #[test]
     fn other_kinds_keep_everything() {
         let text = CRD.replace("kind: CustomResourceDefinition", "kind: Widget");
         let (dropped, _, slim) = slimmed(&text);

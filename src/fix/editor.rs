@@ -582,7 +582,7 @@ fn flow_list(items: &[&str]) -> Option<String> {
 }
 
 /// `value` written as a string scalar in `style`, or double-quoted when plain would change
-/// its meaning. Block styles are not produced.
+/// its meaning. Literal and folded scalars are not produced.
 fn styled(value: &str, style: Style, flow: bool) -> Option<String> {
     match style {
         Style::Plain if plain_ok(value, flow) => Some(value.to_string()),

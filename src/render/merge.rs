@@ -180,7 +180,7 @@ fn merge_list(dst: &mut Node, patch: &Node, field: &str, parent: &str, builtin: 
     } else {
         builtin_merge_key(field, parent)
     };
-    // A list is made this object's own only to be merged into, not when it is replaced.
+    // A replaced list is not copied first: its items are taken only to be merged into.
     let items = key.and_then(|_| dst.item_list_mut());
     let (Some(key), Some(items)) = (key, items) else {
         *dst = without_directives(patch);
@@ -297,10 +297,11 @@ fn child<'n>(node: &'n mut Node, token: &str) -> Result<&'n mut Node, String> {
                 .parse()
                 .map_err(|_| format!("`{token}` is not an index into a list"))?;
             let len = items.len();
-            items
-                .make_mut()
-                .get_mut(i)
-                .ok_or_else(|| format!("index {i} is past the end of a list of {len}"))
+            if i >= len {
+                // Checked before the list is made this tree's own: a miss copies nothing.
+                return Err(format!("index {i} is past the end of a list of {len}"));
+            }
+            Ok(&mut items.make_mut()[i])
         }
         Value::Scalar(_) => Err(format!("cannot descend into `{token}` of a scalar")),
     }

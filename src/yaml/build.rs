@@ -601,6 +601,7 @@ impl Builder<'_> {
         }
         match self.stack.last_mut() {
             None => {
+                debug_assert!(self.items.is_empty() && self.entries.is_empty());
                 if !self.pruned.is_empty() {
                     self.check_pruned(&node);
                 }
@@ -662,16 +663,15 @@ impl Builder<'_> {
             self.unusual = true;
             return;
         }
-        let Some(Frame::Map { from: 0, .. }) = self.stack.first() else {
+        let Some(&Frame::Map { from, .. }) = self.stack.first() else {
             return;
         };
-        // The root's entries are the bottom of the stack, below those of the first mapping
-        // opened inside it.
+        // The root's entries run up to those of the first mapping opened inside it.
         let inner = self.stack[1..].iter().find_map(|f| match f {
             Frame::Map { from, .. } => Some(*from),
             Frame::Seq { .. } => None,
         });
-        let root = &self.entries[..inner.unwrap_or(self.entries.len())];
+        let root = &self.entries[from..inner.unwrap_or(self.entries.len())];
         let skip = *self.asked[i].get_or_insert_with(|| (prune.skip)(root, i));
         if skip {
             self.prune_next = Some(i);

@@ -49,7 +49,8 @@ impl Span {
     }
 }
 
-/// How a node is written: a scalar's quoting or block form, a collection's block or flow form.
+/// How a node is written: a scalar plain, quoted, literal (`|`) or folded (`>`); a collection
+/// on indented lines or in flow form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
     Plain,
@@ -148,8 +149,9 @@ pub fn str_in<'a>(entries: &'a [Entry], key: &str) -> Option<&'a str> {
 }
 
 /// A collection's children, shared by the copies of a tree until one of them changes them
-/// (every mutating method of [`ecow::EcoVec`] copies a shared vector first): kustomize renders
-/// each overlay from a copy of its base, and most of a copy is never touched.
+/// (a mutating method of [`ecow::EcoVec`] copies a shared vector, or what it keeps of it,
+/// first): kustomize renders each overlay from a copy of its base, and most of a copy is never
+/// touched.
 pub type Shared<T> = ecow::EcoVec<T>;
 
 #[derive(Clone, Debug)]
