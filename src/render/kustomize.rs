@@ -896,7 +896,9 @@ impl<'f> Kustomizer<'f> {
                 }
             }
         }
-        let mut data = Node::empty_map(g.span);
+        // The keys are distinct and in order already: the mapping is made at its size, where a
+        // `set` per key would search the keys before it each time.
+        let mut entries = yaml::Shared::with_capacity(pairs.len());
         for (k, (v, key_span, value_span)) in pairs {
             let text = if secret { base64_encode(&v) } else { v };
             // kustomize folds long base64 values into 70-character lines.
@@ -910,9 +912,12 @@ impl<'f> Kustomizer<'f> {
             } else {
                 text
             };
-            data.set(&k, Node::string(text, value_span), key_span);
+            entries.push(yaml::Entry {
+                key: Node::string(k, key_span),
+                value: Node::string(text, value_span),
+            });
         }
-        data
+        Node::new(g.span, yaml::Value::Map { entries })
     }
 
     /// The span of a literal's value inside its item, when the source shows it verbatim.
