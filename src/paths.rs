@@ -151,6 +151,18 @@ pub fn deepest_root<'r>(roots: &'r [PathBuf], path: &Path) -> Option<&'r Path> {
         .map(PathBuf::as_path)
 }
 
+/// [`deepest_root`] for paths in normal form ([`normalize`]), on bytes: a root holds the
+/// path when it begins it and ends where a component ends, and of those the deepest is the
+/// longest.
+pub fn deepest_normal_root<'r>(roots: &'r [PathBuf], path: &Path) -> Option<&'r Path> {
+    let p = bytes(path);
+    roots
+        .iter()
+        .filter(|r| starts_with_normal(p, bytes(r)))
+        .max_by_key(|r| r.as_os_str().len())
+        .map(PathBuf::as_path)
+}
+
 /// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
 pub fn normalize(path: &Path) -> PathBuf {
     normalized(path).into_owned()
@@ -315,6 +327,26 @@ mod tests {
                     a.starts_with(b),
                     "{a:?} starts with {b:?}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn deepest_root_agrees_on_normal_paths() {
+        let normal: Vec<PathBuf> = SAMPLES.iter().map(|s| normalize(Path::new(s))).collect();
+        // Every pair and triple of roots, nested or not, against every path.
+        for (i, a) in normal.iter().enumerate() {
+            for (j, b) in normal.iter().enumerate().skip(i) {
+                for c in normal.iter().skip(j) {
+                    let roots = [a.clone(), b.clone(), c.clone()];
+                    for p in &normal {
+                        assert_eq!(
+                            deepest_normal_root(&roots, p),
+                            deepest_root(&roots, p),
+                            "{p:?} in {roots:?}"
+                        );
+                    }
+                }
             }
         }
     }

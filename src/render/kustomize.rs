@@ -310,7 +310,8 @@ impl<'f> Kustomizer<'f> {
     /// Files (not kustomization directories) must sit under the kustomization's own directory:
     /// kustomize's default load restrictor refuses anything else.
     fn restricted(&mut self, dir: &Path, path: &Path, written: &str, item: &Node) -> bool {
-        if path.starts_with(dir) {
+        // Both in normal form, as `Files::resolve` made them.
+        if crate::paths::starts_with_normal(crate::paths::bytes(path), crate::paths::bytes(dir)) {
             return false;
         }
         self.problems.push(problem(
