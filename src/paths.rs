@@ -163,6 +163,18 @@ pub fn deepest_normal_root<'r>(roots: &'r [PathBuf], path: &Path) -> Option<&'r 
         .map(PathBuf::as_path)
 }
 
+/// Bytes that are equal exactly when the paths are equal as `Path`s (component by component),
+/// for maps keyed by path that hash bytes rather than components: a plain path's own, else
+/// those of its components joined again.
+pub fn key(path: &Path) -> std::borrow::Cow<'_, [u8]> {
+    if is_plain(path) {
+        std::borrow::Cow::Borrowed(bytes(path))
+    } else {
+        let joined: PathBuf = path.components().collect();
+        std::borrow::Cow::Owned(joined.into_os_string().into_encoded_bytes())
+    }
+}
+
 /// Resolves `a/b/../c` without touching the file system; leading `..` are kept.
 pub fn normalize(path: &Path) -> PathBuf {
     normalized(path).into_owned()
@@ -329,6 +341,16 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn keys_are_equal_exactly_when_paths_are() {
+        for a in SAMPLES.iter().map(Path::new) {
+            for b in SAMPLES.iter().map(Path::new) {
+                assert_eq!(key(a) == key(b), a == b, "{a:?} vs {b:?}");
+            }
+        }
+        assert_eq!(key(Path::new("a//b/./c/")), key(Path::new("a/b/c")));
     }
 
     #[test]

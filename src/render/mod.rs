@@ -247,7 +247,9 @@ pub struct Files<'a> {
     pub docs: &'a [FileDocs],
     /// Normalised repository roots; every path below is normalised the same way.
     roots: Vec<PathBuf>,
-    by_path: HashMap<PathBuf, FileId>,
+    /// By [`crate::paths::key`]: hashing a `Path` walks its components, and kustomize looks
+    /// up every path it resolves, several names for each directory.
+    by_path: HashMap<Box<[u8]>, FileId>,
     /// Files by the directory that holds them, in path order of the directories.
     by_dir: Vec<(PathBuf, Vec<FileId>)>,
     /// Each file's normalised path, by id.
@@ -315,11 +317,11 @@ impl<'a> Files<'a> {
         let plain = paths.par_iter().all(|p| crate::paths::is_plain(p));
         // The two indexes are built side by side: every other thread waits for them.
         let (by_path, by_dir) = rayon::join(
-            || -> HashMap<PathBuf, FileId> {
+            || -> HashMap<Box<[u8]>, FileId> {
                 paths
                     .iter()
                     .enumerate()
-                    .map(|(i, p)| (p.clone(), i as FileId))
+                    .map(|(i, p)| (crate::paths::key(p).into(), i as FileId))
                     .collect()
             },
             || by_dir(&paths, plain),
@@ -351,7 +353,7 @@ impl<'a> Files<'a> {
     }
 
     pub fn file(&self, path: &Path) -> Option<FileId> {
-        self.by_path.get(path).copied()
+        self.by_path.get(&*crate::paths::key(path)).copied()
     }
 
     pub fn path(&self, id: FileId) -> &Path {
@@ -470,7 +472,7 @@ impl<'a> Files<'a> {
             .dirs_from(path)
             .first()
             .is_some_and(|(d, _)| d.starts_with(path));
-        if self.by_path.contains_key(path) || holds_files {
+        if self.file(path).is_some() || holds_files {
             return true;
         }
         let on_disk = if path.as_os_str().is_empty() {
