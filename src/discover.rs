@@ -3,6 +3,7 @@
 
 use crate::cache::Stamp;
 use globset::{Glob, GlobSet, GlobSetBuilder};
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Files larger than this are skipped unless `--max-file-size` says otherwise.
@@ -103,7 +104,25 @@ pub struct Discovered {
 struct Found {
     files: Vec<(PathBuf, u64, Option<Stamp>)>,
     skipped: Vec<(PathBuf, SkipReason)>,
+    /// Regular files the walk found, to look at once it is done ([`consider`]).
+    pending: Vec<PathBuf>,
 }
+
+/// A file to read, with its size and stamp, or one skipped and why.
+type Considered = Result<(PathBuf, u64, Option<Stamp>), (PathBuf, SkipReason)>;
+
+impl Found {
+    fn add(&mut self, c: Considered) {
+        match c {
+            Ok(file) => self.files.push(file),
+            Err(skip) => self.skipped.push(skip),
+        }
+    }
+}
+
+/// Files one task of the post-walk look at files takes: small, so that the threads end
+/// together.
+const FILES_PER_STAT_TASK: usize = 32;
 
 pub struct Filter {
     include: Option<(GlobSet, GlobSet)>,
@@ -235,7 +254,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         }
         if meta.is_file() {
             // A file named on the command line is linted whatever its name.
-            consider(&mut out, root.clone(), Some(&meta), &charts, opts);
+            out.add(consider(root.clone(), Some(&meta), &charts, opts));
             continue;
         }
         let walker = ignore::WalkBuilder::new(root)
@@ -255,21 +274,35 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         walker.run(|| {
             let found = &found;
             let filter = &filter;
-            let charts = &charts;
             Box::new(move |entry| {
                 let mut local = Found::default();
-                visit(entry, root, filter, charts, opts, &mut local);
-                if !local.files.is_empty() || !local.skipped.is_empty() {
+                visit(entry, root, filter, &mut local);
+                if !local.pending.is_empty() || !local.skipped.is_empty() {
                     let mut all = found.lock().unwrap_or_else(|e| e.into_inner());
-                    all.files.append(&mut local.files);
+                    all.pending.append(&mut local.pending);
                     all.skipped.append(&mut local.skipped);
                 }
                 ignore::WalkState::Continue
             })
         });
         let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
-        out.files.append(&mut found.files);
+        out.pending.append(&mut found.pending);
         out.skipped.append(&mut found.skipped);
+    }
+    // Each file's metadata is read after the walk, spread evenly over the threads: during the
+    // walk a directory's files all fall to the thread that lists it, and the last large
+    // directory kept one thread reading metadata while the others waited.
+    let considered: Vec<Considered> = std::mem::take(&mut out.pending)
+        .into_par_iter()
+        .with_max_len(FILES_PER_STAT_TASK)
+        .map(|path| {
+            // Not followed: the walk saw a regular file, not a link, at this path.
+            let meta = std::fs::symlink_metadata(&path).ok();
+            consider(path, meta.as_ref(), &charts, opts)
+        })
+        .collect();
+    for c in considered {
+        out.add(c);
     }
     crate::paths::sort_dedup_by_path(&mut out.files, |(p, _, _)| p);
     // The ceiling is applied in path order, so which files fall past it does not depend on
@@ -295,13 +328,12 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     Ok(kept)
 }
 
-/// One entry of the walk: a manifest to read, a file to report as skipped, or nothing.
+/// One entry of the walk: a manifest to look at once the walk is done, a file to report as
+/// skipped, or nothing.
 fn visit(
     entry: Result<ignore::DirEntry, ignore::Error>,
     root: &Path,
     filter: &Filter,
-    charts: &Charts,
-    opts: &Options,
     out: &mut Found,
 ) {
     let entry = match entry {
@@ -330,13 +362,7 @@ fn visit(
         }
         return;
     }
-    consider(
-        out,
-        path.to_path_buf(),
-        entry.metadata().ok().as_ref(),
-        charts,
-        opts,
-    );
+    out.pending.push(path.to_path_buf());
 }
 
 /// The path an error of the walk is about, however deep the walk wrapped it.
@@ -351,28 +377,27 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
+/// A regular file found: read later, or skipped as a chart's template or too large.
 fn consider(
-    out: &mut Found,
     path: PathBuf,
     meta: Option<&std::fs::Metadata>,
     charts: &Charts,
     opts: &Options,
-) {
+) -> Considered {
     let path = clean(&path);
     let size = meta.map(|m| m.len());
     if charts.holds_template(&path) {
-        out.skipped.push((path, SkipReason::HelmTemplate));
+        Err((path, SkipReason::HelmTemplate))
     } else if let Some(size) = size.filter(|s| *s > opts.max_file_size) {
-        out.skipped.push((
+        Err((
             path,
             SkipReason::TooLarge {
                 size,
                 limit: opts.max_file_size,
             },
-        ));
+        ))
     } else {
-        out.files
-            .push((path, size.unwrap_or(0), meta.and_then(Stamp::of)));
+        Ok((path, size.unwrap_or(0), meta.and_then(Stamp::of)))
     }
 }
 
