@@ -296,8 +296,12 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         .into_par_iter()
         .with_max_len(FILES_PER_STAT_TASK)
         .map(|path| {
-            // Not followed: the walk saw a regular file, not a link, at this path.
+            // Not followed: the walk saw a regular file, not a link, at this path. One that
+            // became something else since is not read.
             let meta = std::fs::symlink_metadata(&path).ok();
+            if meta.as_ref().is_some_and(|m| !m.is_file()) {
+                return Err((clean(&path), SkipReason::NotAFile));
+            }
             consider(path, meta.as_ref(), &charts, opts)
         })
         .collect();

@@ -351,6 +351,12 @@ mod tests {
             }
         }
         assert_eq!(key(Path::new("a//b/./c/")), key(Path::new("a/b/c")));
+        let odd = ["//a", "./", "/./a", "//", "./a", ".", "", "/", "a/", "/a"];
+        for a in odd.iter().map(Path::new) {
+            for b in odd.iter().chain(SAMPLES).map(Path::new) {
+                assert_eq!(key(a) == key(b), a == b, "{a:?} vs {b:?}");
+            }
+        }
     }
 
     #[test]

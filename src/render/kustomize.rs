@@ -310,7 +310,9 @@ impl<'f> Kustomizer<'f> {
     /// Files (not kustomization directories) must sit under the kustomization's own directory:
     /// kustomize's default load restrictor refuses anything else.
     fn restricted(&mut self, dir: &Path, path: &Path, written: &str, item: &Node) -> bool {
-        // Both in normal form, as `Files::resolve` made them.
+        // Both in normal form, as every path here is.
+        super::debug_assert_normal(dir);
+        super::debug_assert_normal(path);
         if crate::paths::starts_with_normal(crate::paths::bytes(path), crate::paths::bytes(dir)) {
             return false;
         }

@@ -196,8 +196,18 @@ pub(crate) fn relative(root: &[u8], path: &[u8]) -> String {
 }
 
 /// Most references name a file or directory below the kustomization's own (`dir`, inside
-/// `root`, both in normal form): with no `.` or `..` part and no repeated or trailing
-/// separator, that is the two joined, which [`by_components`] would give too.
+/// `root`, both in normal form): with no part that starts with `.` and no repeated or
+/// trailing separator, that is the two joined, which [`by_components`] would give too.
+/// The byte comparisons on paths here hold for paths in normal form only; every path that
+/// reaches them is one, and tests check it.
+pub(crate) fn debug_assert_normal(path: &Path) {
+    debug_assert_eq!(
+        normalize(path).as_os_str(),
+        path.as_os_str(),
+        "not in normal form"
+    );
+}
+
 fn joined(root: &Path, dir: &Path, written: &str) -> Option<PathBuf> {
     let w = Path::new(written);
     let below =
@@ -338,7 +348,8 @@ impl<'a> Files<'a> {
         }
     }
 
-    /// The repository root that holds `path`: the deepest one, when roots nest.
+    /// The repository root that holds `path` (in normal form, [`normalize`], as every path
+    /// here is): the deepest one, when roots nest.
     pub fn root_of(&self, path: &Path) -> PathBuf {
         self.root_holding(path).to_path_buf()
     }
@@ -347,6 +358,7 @@ impl<'a> Files<'a> {
     /// here is ([`normalize`]): a root holds the path when its bytes begin the path's and end
     /// where a component ends, and of those the deepest is the longest.
     fn root_holding(&self, path: &Path) -> &Path {
+        debug_assert_normal(path);
         crate::paths::deepest_normal_root(&self.roots, path)
             .or(self.roots.first().map(PathBuf::as_path))
             .unwrap_or(Path::new(""))
@@ -450,8 +462,8 @@ impl<'a> Files<'a> {
             .clone()
     }
 
-    /// `written`, relative to `dir` (a normalised path inside the root), refusing absolute
-    /// paths and paths that climb out of the root.
+    /// `written`, relative to `dir` (a path inside the root, in normal form: [`normalize`]),
+    /// refusing absolute paths and paths that climb out of the root.
     pub fn resolve(&self, dir: &Path, written: &str) -> Result<PathBuf, PathError> {
         let w = Path::new(written);
         if w.is_absolute() || written.starts_with('/') {
@@ -643,7 +655,12 @@ mod tests {
         let mut fast = 0;
         for root in roots {
             for rel in below {
-                let dir = Path::new(root).join(rel);
+                // Joining an empty part would add a separator: the root itself is the root.
+                let dir = if rel.is_empty() {
+                    PathBuf::from(root)
+                } else {
+                    Path::new(root).join(rel)
+                };
                 for w in written {
                     let slow = by_components(Path::new(root), &dir, Path::new(w)).ok();
                     if let Some(path) = joined(Path::new(root), &dir, w) {
