@@ -7,8 +7,8 @@
 
 use super::Edit;
 use crate::source::SourceDb;
-use crate::yaml::typing::{self, Kind};
-use crate::yaml::{Entry, Node, ScalarRef, Span, Style, Value};
+use crate::yaml::typing;
+use crate::yaml::{Entry, Node, Span, Style, Value};
 
 /// A value to write into a new entry.
 #[derive(Clone, Debug)]
@@ -598,9 +598,7 @@ fn plain_ok(value: &str, flow: bool) -> bool {
     let Some(first) = value.chars().next() else {
         return false;
     };
-    let scalar = ScalarRef::plain(value);
-    let keeps_type = typing::yaml11(scalar) == Kind::Str && typing::yaml12(scalar) == Kind::Str;
-    keeps_type
+    typing::plain_is_str(value)
         && !"-?:,[]{}#&*!|>'\"%@`".contains(first)
         && value.trim() == value
         && !value.contains(": ")

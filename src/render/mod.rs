@@ -195,9 +195,6 @@ pub(crate) fn relative(root: &[u8], path: &[u8]) -> String {
     String::from_utf8_lossy(rest).replace('\\', "/")
 }
 
-/// Most references name a file or directory below the kustomization's own (`dir`, inside
-/// `root`, both in normal form): with no part that starts with `.` and no repeated or
-/// trailing separator, that is the two joined, which [`by_components`] would give too.
 /// The byte comparisons on paths here hold for paths in normal form only; every path that
 /// reaches them is one, and tests check it.
 pub(crate) fn debug_assert_normal(path: &Path) {
@@ -208,6 +205,9 @@ pub(crate) fn debug_assert_normal(path: &Path) {
     );
 }
 
+/// Most references name a file or directory below the kustomization's own (`dir`, inside
+/// `root`, both in normal form): with no part that starts with `.` and no repeated or
+/// trailing separator, that is the two joined, which [`by_components`] would give too.
 fn joined(root: &Path, dir: &Path, written: &str) -> Option<PathBuf> {
     let w = Path::new(written);
     let below =

@@ -382,10 +382,8 @@ impl Node {
     /// A string scalar, quoted when plain text would read as another type.
     pub fn string(text: impl Into<String>, span: Span) -> Node {
         let text = text.into();
-        let plain = ScalarRef::plain(&text);
-        let reads_as_text = typing::yaml12(plain) == typing::Kind::Str
-            && typing::yaml11(plain) == typing::Kind::Str
-            && timestamp11(plain).is_none();
+        let reads_as_text =
+            typing::plain_is_str(&text) && timestamp11(ScalarRef::plain(&text)).is_none();
         let style = if reads_as_text {
             Style::Plain
         } else {

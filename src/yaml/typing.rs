@@ -154,6 +154,13 @@ pub fn looks_boolean(text: &str) -> bool {
     )
 }
 
+/// Whether `text`, written plain, reads as a string both to the cluster (YAML 1.1) and to a
+/// YAML 1.2 reader.
+pub fn plain_is_str(text: &str) -> bool {
+    let s = ScalarRef::plain(text);
+    yaml11(s) == Kind::Str && yaml12(s) == Kind::Str
+}
+
 /// A boolean as the cluster reads it; `None` for anything else (strings such as `"true"`,
 /// templates, numbers).
 pub fn as_bool(s: ScalarRef<'_>) -> Option<bool> {
