@@ -9,7 +9,7 @@ use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
 use crate::model::Object;
 use crate::render::{self, repo, FileDocs, Graph, Note};
-use crate::rules::{Check, Cx, Sink, Version, RULES};
+use crate::rules::{Check, Cx, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;
@@ -362,19 +362,39 @@ fn cx_enabled(cx: &Cx, rule: &str) -> bool {
     cx.config.is_none_or(|c| c.enabled(rule))
 }
 
-fn run_graph_rules(cx: &Cx, graph: &Graph) -> Vec<Finding> {
-    RULES
-        .par_iter()
+fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule) -> Vec<Finding> {
+    let mut sink = Sink::new(rule);
+    if let Check::Graph(check) = rule.check {
+        check(cx, graph, &mut sink);
+    }
+    sink.findings
+}
+
+/// Units whose per-object rules one task runs: small enough that the last task ends soon
+/// after the others.
+const UNITS_PER_TASK: usize = 64;
+
+/// Runs tasks `0..n` on every thread of the pool, each thread taking the lowest task no
+/// thread has taken yet, and returns the results in task order. Long tasks put first then
+/// start first, and short ones at the end fill in around them, which rayon's halving of a
+/// range does not promise.
+fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = (0..rayon::current_num_threads())
+        .into_par_iter()
         .with_max_len(1)
-        .filter(|r| cx_enabled(cx, r.id))
-        .flat_map_iter(|rule| {
-            let mut sink = Sink::new(rule);
-            if let Check::Graph(check) = rule.check {
-                check(cx, graph, &mut sink);
-            }
-            sink.findings
+        .flat_map_iter(|_| {
+            // A thread that arrives after the queue has run dry takes nothing.
+            std::iter::from_fn(|| {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                (i < n).then(|| (i, task(i)))
+            })
+            .collect::<Vec<_>>()
         })
-        .collect()
+        .collect();
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The config's verdict on a finding: dropped, or kept with its severity.
@@ -607,21 +627,28 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
         .collect();
-    // The graph rules, and the per-object rules on every unit beside them: all of it is
-    // sorted afterwards, so the scheduling does not show. The graph rules start at once on this
-    // thread while the other threads take the units: a few of them are long single tasks, and
-    // one taken up last keeps its thread busy after the rest have run out of work.
-    let (graph_findings, rule_findings) = rayon::join(
-        || run_graph_rules(&cx, &graph),
-        || -> Vec<Vec<Finding>> {
-            lint.par_iter()
-                .with_max_len(64)
-                .map(|&u| run_rules(&cx, &graph, u))
-                .collect()
-        },
-    );
+    // The graph rules, and the per-object rules on every unit in chunks after them, taken in
+    // turn by every thread: a few graph rules are long single tasks, and one that a thread
+    // took up last would keep it busy after the others had run out of work. All of it is
+    // sorted afterwards, so the scheduling does not show.
+    let graph_rules: Vec<&'static Rule> = RULES
+        .iter()
+        .copied()
+        .filter(|r| matches!(r.check, Check::Graph(_)) && cx_enabled(&cx, r.id))
+        .collect();
+    let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
+    let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
+        match graph_rules.get(task) {
+            Some(rule) => run_graph_rule(&cx, &graph, rule),
+            None => chunks[task - graph_rules.len()]
+                .iter()
+                .flat_map(|&u| run_rules(&cx, &graph, u))
+                .collect(),
+        }
+    });
+    let graph_findings: Vec<Vec<Finding>> = rule_findings.drain(..graph_rules.len()).collect();
     findings.extend(rule_findings.into_iter().flatten());
-    findings.extend(graph_findings);
+    findings.extend(graph_findings.into_iter().flatten());
     // The configuration decides first, so that a suppression of a rule it turned off is not
     // mistaken for a stale one.
     let mut findings: Vec<Finding> = findings
