@@ -292,7 +292,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     // Each file's metadata is read after the walk, spread evenly over the threads: during the
     // walk a directory's files all fall to the thread that lists it, and the last large
     // directory kept one thread reading metadata while the others waited.
-    let considered: Vec<Considered> = std::mem::take(&mut out.pending)
+    let (mut files, mut skipped): (Vec<_>, Vec<_>) = std::mem::take(&mut out.pending)
         .into_par_iter()
         .with_max_len(FILES_PER_STAT_TASK)
         .map(|path| {
@@ -304,28 +304,44 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             }
             consider(path, meta.as_ref(), &charts, opts)
         })
-        .collect();
-    for c in considered {
-        out.add(c);
-    }
+        .partition_map(|c| match c {
+            Ok(file) => rayon::iter::Either::Left(file),
+            Err(skip) => rayon::iter::Either::Right(skip),
+        });
+    out.files.append(&mut files);
+    out.skipped.append(&mut skipped);
     crate::paths::sort_dedup_by_path(&mut out.files, |(p, _, _)| p);
     // The ceiling is applied in path order, so which files fall past it does not depend on
     // the walk's threads.
-    let mut kept = Discovered::default();
+    // The sizes only add up, so the files kept are the first `kept` ones.
     let mut total: u64 = 0;
-    for (path, size, stamp) in out.files {
-        total = total.saturating_add(size);
-        if kept.files.len() < opts.max_files && total <= opts.max_total_bytes {
-            kept.files.push(path);
-            kept.stamps.push(stamp);
-        } else {
-            let reason = SkipReason::RunLimit {
-                files: opts.max_files,
-                bytes: opts.max_total_bytes,
-            };
-            out.skipped.push((path, reason));
-        }
-    }
+    let kept = out
+        .files
+        .iter()
+        .take(opts.max_files)
+        .take_while(|(_, size, _)| {
+            total = total.saturating_add(*size);
+            total <= opts.max_total_bytes
+        })
+        .count();
+    let past = out.files.split_off(kept);
+    out.skipped.extend(past.into_iter().map(|(path, _, _)| {
+        let reason = SkipReason::RunLimit {
+            files: opts.max_files,
+            bytes: opts.max_total_bytes,
+        };
+        (path, reason)
+    }));
+    let (files, stamps) = out
+        .files
+        .into_par_iter()
+        .map(|(path, _, stamp)| (path, stamp))
+        .unzip();
+    let mut kept = Discovered {
+        files,
+        stamps,
+        skipped: Vec::new(),
+    };
     kept.skipped = out.skipped;
     crate::paths::sort_by_path_then(&mut kept.skipped, |(p, _)| p);
     kept.skipped.dedup();
