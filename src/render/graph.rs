@@ -7,9 +7,9 @@ use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
 use crate::source::SourceDb;
 use crate::yaml::{typing, Node, Span};
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -109,7 +109,9 @@ impl Graph {
 }
 
 /// Directories that another kustomization includes: bases and components, not roots.
-fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> BTreeSet<PathBuf> {
+fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> HashSet<Box<[u8]>> {
+    // Keyed by bytes: a set of `Path`s parses the components of both sides of every
+    // comparison, and this runs while the other threads wait.
     kustomizations
         .par_iter()
         .flat_map_iter(|(dir, k)| {
@@ -118,10 +120,9 @@ fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> BTreeSet
                 .flat_map(|field| k.get(field).map(Node::items).unwrap_or(&[]))
                 .filter_map(|item| item.as_str().and_then(|s| files.resolve(dir, s).ok()))
                 .filter(|p| p != dir && files.kustomization(p).is_some())
+                .map(|p| crate::paths::key(&p).into())
                 .collect::<Vec<_>>()
         })
-        .collect::<Vec<_>>()
-        .into_iter()
         .collect()
 }
 
@@ -133,24 +134,25 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         ..Graph::default()
     };
 
-    let mut kustomizations: Vec<(PathBuf, &Node)> = Vec::new();
-    for (id, d) in docs.iter().enumerate() {
-        let path = files.path(id as u32);
-        if crate::model::is_kustomization_file(path) {
-            if let Some(o) = d.objects.first() {
-                if o.kind != "Component" {
-                    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-                    kustomizations.push((dir, &o.root));
-                }
+    let kustomizations: Vec<(PathBuf, &Node)> = docs
+        .par_iter()
+        .enumerate()
+        .filter_map(|(id, d)| {
+            let path = files.path(id as u32);
+            if !crate::model::is_kustomization_file(path) {
+                return None;
             }
-        }
-    }
+            let o = d.objects.first().filter(|o| o.kind != "Component")?;
+            let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            Some((dir, &o.root))
+        })
+        .collect();
     let included = included_dirs(&files, &kustomizations);
     let mut rendered_dirs: HashMap<PathBuf, Vec<usize>> = HashMap::default();
     let roots: Vec<&PathBuf> = kustomizations
         .iter()
         .map(|(dir, _)| dir)
-        .filter(|dir| !included.contains(*dir))
+        .filter(|dir| !included.contains(&*crate::paths::key(dir)))
         .collect();
     // Roots are independent builds: they run in parallel, in fixed-size chunks (neighbouring
     // overlays share their base through one builder's cache), and are merged in order, so the
@@ -176,7 +178,6 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         }
         kz.absorb(other);
     }
-
     // Objects no kustomization consumed stand on their own; kustomization files always do,
     // so that rules about the kustomization itself see it once.
     let mut standalone: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
@@ -198,7 +199,6 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         let units = push_units(&mut g, objects, true);
         standalone.insert(id, units);
     }
-
     // The ApplicationSets the files and kustomizations hold are expanded up front, in
     // parallel; the loop below takes their results in unit order, so problems and units come
     // out as if each had been expanded in its turn. (Those an expansion or an Application
@@ -207,9 +207,11 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         let mut problems = Vec::new();
         (appset::expand(obj, &files, repo, &mut problems), problems)
     };
-    let appsets: Vec<usize> = (0..g.units.len())
-        .into_par_iter()
-        .filter(|&u| g.units[u].lint && g.units[u].obj.is_argocd("ApplicationSet"))
+    // What each unit is, read in parallel: the loop below runs on one thread, and reading
+    // every object's kind there took most of its time. Units the loop adds are read there.
+    let classes: Vec<Class> = g.units.par_iter().map(Class::of).collect();
+    let appsets: Vec<usize> = (0..classes.len())
+        .filter(|&u| classes[u] == Class::AppSet)
         .collect();
     // One task each: an expansion can read many directories, and a few take most of the time.
     let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = appsets
@@ -222,7 +224,11 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         let u = next;
         next += 1;
         let obj = &g.units[u].obj;
-        if obj.is_argocd("ApplicationSet") && g.units[u].lint {
+        let class = classes
+            .get(u)
+            .copied()
+            .unwrap_or_else(|| Class::of(&g.units[u]));
+        if class == Class::AppSet {
             let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| expand(obj, &g.repo));
             g.problems.extend(problems);
             let ids = push_units(&mut g, generated, false);
@@ -231,7 +237,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             }
             continue;
         }
-        if obj.is_argocd("Application") && !g.app_of_unit.contains_key(&u) {
+        if class == Class::Application && !g.app_of_unit.contains_key(&u) {
             add_app(&mut g, u, None);
         }
         let Some(&app) = g.app_of_unit.get(&u) else {
@@ -249,7 +255,6 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             &standalone,
         );
     }
-
     // Kustomizations nothing reached can only include each other in a ring: build them so the
     // ring is reported.
     for (dir, _) in &kustomizations {
@@ -261,7 +266,6 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             g.roots.push((dir.clone(), units));
         }
     }
-
     for app in 0..g.apps.len() {
         let me = g.apps[app].unit;
         let rendered = g.apps[app].rendered.clone();
@@ -281,6 +285,28 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     g.notes.sort();
     g.notes.dedup();
     g
+}
+
+/// What the unit loop of [`build`] does with a unit.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// An ApplicationSet of the repository's own: expanded.
+    AppSet,
+    Application,
+    Other,
+}
+
+impl Class {
+    fn of(unit: &Unit) -> Class {
+        let obj = &unit.obj;
+        if unit.lint && obj.is_argocd("ApplicationSet") {
+            Class::AppSet
+        } else if obj.is_argocd("Application") {
+            Class::Application
+        } else {
+            Class::Other
+        }
+    }
 }
 
 /// What one builder made: each root directory with its objects.

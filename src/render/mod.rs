@@ -304,7 +304,7 @@ fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
         .collect();
     let parent = |i: FileId| parents[i as usize];
     // Stable: files of one directory keep their order.
-    ids.sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
+    ids.par_sort_by(|a, b| crate::paths::cmp_if(plain, parent(*a), parent(*b)));
     let mut by_dir: Vec<(PathBuf, Vec<FileId>)> = Vec::new();
     for i in ids {
         match by_dir.last_mut() {
