@@ -148,7 +148,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         })
         .collect();
     let included = included_dirs(&files, &kustomizations);
-    let mut rendered_dirs: HashMap<PathBuf, Vec<usize>> = HashMap::default();
+    let mut rendered_dirs: RenderedDirs = HashMap::default();
     let roots: Vec<&PathBuf> = kustomizations
         .iter()
         .map(|(dir, _)| dir)
@@ -173,7 +173,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     for (objects, other) in built {
         for (dir, objs) in objects {
             let units = push_units(&mut g, objs, true);
-            rendered_dirs.insert(dir.clone(), units.clone());
+            rendered_dirs.insert(crate::paths::key(dir).into(), units.clone());
             g.roots.push((dir.clone(), units));
         }
         kz.absorb(other);
@@ -309,6 +309,10 @@ impl Class {
     }
 }
 
+/// The units each kustomization directory rendered into, by the directory's path key
+/// ([`crate::paths::key`]): hashing a `Path` walks its components.
+type RenderedDirs = HashMap<Box<[u8]>, Vec<usize>>;
+
 /// What one builder made: each root directory with its objects.
 type Built<'a> = Vec<(&'a PathBuf, Vec<Arc<Object>>)>;
 
@@ -359,7 +363,7 @@ fn resolve_sources(
     app: usize,
     files: &Files,
     kz: &mut Kustomizer,
-    rendered_dirs: &mut HashMap<PathBuf, Vec<usize>>,
+    rendered_dirs: &mut RenderedDirs,
     standalone: &BTreeMap<u32, Vec<usize>>,
 ) {
     let unit = g.apps[app].unit;
@@ -432,12 +436,12 @@ fn resolve_sources(
             continue;
         }
         if files.kustomization(&dir).is_some() {
-            let units = match rendered_dirs.get(&dir) {
+            let units = match rendered_dirs.get(&*crate::paths::key(&dir)) {
                 Some(u) => u.clone(),
                 None => {
                     let units = push_units(g, kz.build(&dir), true);
                     g.roots.push((dir.clone(), units.clone()));
-                    rendered_dirs.insert(dir.clone(), units.clone());
+                    rendered_dirs.insert(crate::paths::key(&dir).into(), units.clone());
                     units
                 }
             };

@@ -7,7 +7,7 @@ use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, FileId, Node, Span};
 use foldhash::{HashMap, HashSet};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -58,8 +58,9 @@ pub struct Kustomizer<'f> {
     stack: Vec<PathBuf>,
     pub problems: Vec<Problem>,
     pub notes: Vec<Note>,
-    /// Every file some kustomization read.
-    pub consumed: BTreeSet<FileId>,
+    /// Every file some kustomization read. Only ever asked about, never listed: a hash set,
+    /// as every builder's are merged into one on a single thread.
+    pub consumed: HashSet<FileId>,
     /// `namespace:` fields seen, to tell a subject namespace kustomize set from one written.
     ns_spans: HashSet<Span>,
 }
@@ -68,7 +69,7 @@ pub struct Kustomizer<'f> {
 pub struct Found {
     problems: Vec<Problem>,
     notes: Vec<Note>,
-    consumed: BTreeSet<FileId>,
+    consumed: HashSet<FileId>,
     ns_spans: HashSet<Span>,
 }
 
@@ -152,7 +153,7 @@ impl<'f> Kustomizer<'f> {
             stack: Vec::new(),
             problems: Vec::new(),
             notes: Vec::new(),
-            consumed: BTreeSet::new(),
+            consumed: HashSet::default(),
             ns_spans: HashSet::default(),
         }
     }

@@ -262,6 +262,10 @@ pub struct Files<'a> {
     by_path: HashMap<Box<[u8]>, FileId>,
     /// Files by the directory that holds them, in path order of the directories.
     by_dir: Vec<(PathBuf, Vec<FileId>)>,
+    /// Each directory's kustomization file, by the directory's [`crate::paths::key`]: looked
+    /// up for every directory kustomize and the Applications name, which would otherwise
+    /// join and look up each of the file names in turn.
+    kustomizations: HashMap<Box<[u8]>, FileId>,
     /// Each file's normalised path, by id.
     paths: Vec<PathBuf>,
     /// Whether every path allows the byte comparison of [`crate::paths::cmp_plain`].
@@ -317,6 +321,30 @@ fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
     by_dir
 }
 
+/// The kustomization file of each directory that has one, by the directory's path key. Where
+/// a directory has several, the first name of [`crate::model::KUSTOMIZATION_FILES`] wins, as
+/// kustomize's own search order has it; of two files at one path, the later id, as in
+/// `by_path`.
+fn kustomizations(paths: &[PathBuf]) -> HashMap<Box<[u8]>, FileId> {
+    let names = crate::model::KUSTOMIZATION_FILES;
+    let mut best: HashMap<Box<[u8]>, (usize, FileId)> = HashMap::default();
+    for (i, p) in paths.iter().enumerate() {
+        let Some(rank) =
+            crate::paths::file_name(p).and_then(|n| names.iter().position(|k| k.as_bytes() == n))
+        else {
+            continue;
+        };
+        let dir = crate::paths::parent_of_normal(p).unwrap_or(Path::new(""));
+        let entry = best
+            .entry(crate::paths::key(dir).into())
+            .or_insert((rank, i as FileId));
+        if rank <= entry.0 {
+            *entry = (rank, i as FileId);
+        }
+    }
+    best.into_iter().map(|(dir, (_, id))| (dir, id)).collect()
+}
+
 impl<'a> Files<'a> {
     pub fn new(sources: &'a SourceDb, docs: &'a [FileDocs], roots: &[PathBuf]) -> Files<'a> {
         let paths: Vec<PathBuf> = sources
@@ -325,8 +353,8 @@ impl<'a> Files<'a> {
             .map(|f| normalize(&f.path))
             .collect();
         let plain = paths.par_iter().all(|p| crate::paths::is_plain(p));
-        // The two indexes are built side by side: every other thread waits for them.
-        let (by_path, by_dir) = rayon::join(
+        // The indexes are built side by side: every other thread waits for them.
+        let (by_path, (by_dir, kustomizations)) = rayon::join(
             || -> HashMap<Box<[u8]>, FileId> {
                 paths
                     .iter()
@@ -334,7 +362,7 @@ impl<'a> Files<'a> {
                     .map(|(i, p)| (crate::paths::key(p).into(), i as FileId))
                     .collect()
             },
-            || by_dir(&paths, plain),
+            || rayon::join(|| by_dir(&paths, plain), || kustomizations(&paths)),
         );
         Files {
             sources,
@@ -342,6 +370,7 @@ impl<'a> Files<'a> {
             roots: roots.iter().map(|r| normalize(r)).collect(),
             by_path,
             by_dir,
+            kustomizations,
             paths,
             plain,
             below: Default::default(),
@@ -527,9 +556,7 @@ impl<'a> Files<'a> {
 
     /// The kustomization file of `dir`, if it has one among the linted files.
     pub fn kustomization(&self, dir: &Path) -> Option<FileId> {
-        crate::model::KUSTOMIZATION_FILES
-            .iter()
-            .find_map(|n| self.file(&dir.join(n)))
+        self.kustomizations.get(&*crate::paths::key(dir)).copied()
     }
 
     pub fn text(&self, span: Span) -> &str {
@@ -675,6 +702,67 @@ mod tests {
         assert_eq!(fast, 4 * 3 * 4);
         // A directory outside the root is resolved part by part.
         assert!(joined(Path::new("repo"), Path::new("other"), "a").is_none());
+    }
+
+    #[test]
+    fn the_kustomization_index_agrees_with_looking_up_each_name() {
+        let files = [
+            "kustomization.yaml",
+            "a/kustomization.yml",
+            "a/b/Kustomization",
+            "a/b/kustomization.yaml",
+            "c/kustomization.yml",
+            "c/Kustomization",
+            "d/deploy.yaml",
+            "d/e/kustomization.yaml.bak",
+            "../up/kustomization.yaml",
+            "/abs/r/kustomization.yaml",
+            "/kustomization.yml",
+            "f/.hidden/kustomization.yaml",
+            // Two spellings of one path: the later id, as the path index keeps.
+            "g/kustomization.yaml",
+            "g/./kustomization.yaml",
+        ];
+        let sources = SourceDb::from(
+            files
+                .iter()
+                .map(|f| crate::source::SourceFile::new(PathBuf::from(f), String::new()))
+                .collect::<Vec<_>>(),
+        );
+        let docs: Vec<FileDocs> = files.iter().map(|_| FileDocs::default()).collect();
+        let index = Files::new(&sources, &docs, &[PathBuf::new()]);
+        let dirs = [
+            "",
+            ".",
+            "/",
+            "a",
+            "a/",
+            "./a",
+            "a/b",
+            "a//b",
+            "a/b/",
+            "a/./b",
+            "x/../a/b",
+            "c",
+            "d",
+            "d/e",
+            "../up",
+            "/abs/r",
+            "/abs/r/",
+            "f/.hidden",
+            "g",
+            "z",
+        ];
+        let mut found = 0;
+        for dir in dirs {
+            let dir = Path::new(dir);
+            let by_name = crate::model::KUSTOMIZATION_FILES
+                .iter()
+                .find_map(|n| index.file(&dir.join(n)));
+            assert_eq!(index.kustomization(dir), by_name, "{dir:?}");
+            found += usize::from(by_name.is_some());
+        }
+        assert_eq!(found, 14);
     }
 
     #[test]
