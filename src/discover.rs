@@ -312,10 +312,9 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     out.skipped.append(&mut skipped);
     crate::paths::sort_dedup_by_path(&mut out.files, |(p, _, _)| p);
     // The ceiling is applied in path order, so which files fall past it does not depend on
-    // the walk's threads.
-    // The sizes only add up, so the files kept are the first `kept` ones.
+    // the walk's threads. The sizes only add up, so the files it keeps are the first ones.
     let mut total: u64 = 0;
-    let kept = out
+    let within = out
         .files
         .iter()
         .take(opts.max_files)
@@ -324,7 +323,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             total <= opts.max_total_bytes
         })
         .count();
-    let past = out.files.split_off(kept);
+    let past = out.files.split_off(within);
     out.skipped.extend(past.into_iter().map(|(path, _, _)| {
         let reason = SkipReason::RunLimit {
             files: opts.max_files,
@@ -340,9 +339,8 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     let mut kept = Discovered {
         files,
         stamps,
-        skipped: Vec::new(),
+        skipped: out.skipped,
     };
-    kept.skipped = out.skipped;
     crate::paths::sort_by_path_then(&mut kept.skipped, |(p, _)| p);
     kept.skipped.dedup();
     Ok(kept)

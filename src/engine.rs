@@ -374,10 +374,11 @@ fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule) -> Vec<Finding> {
 /// after the others.
 const UNITS_PER_TASK: usize = 64;
 
-/// Runs tasks `0..n` on every thread of the pool, each thread taking the lowest task no
+/// Runs tasks `0..n` on the threads of the pool, each thread taking the lowest task no
 /// thread has taken yet, and returns the results in task order. Long tasks put first then
 /// start first, and short ones at the end fill in around them, which rayon's halving of a
-/// range does not promise.
+/// range does not promise. The tasks must not use rayon themselves: a thread waiting inside
+/// one could take up the queue there, and its own long task would wait under the rest.
 fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -390,7 +391,6 @@ fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 (i < n).then(|| (i, task(i)))
             })
-            .collect::<Vec<_>>()
         })
         .collect();
     done.sort_unstable_by_key(|(i, _)| *i);

@@ -178,6 +178,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         }
         kz.absorb(other);
     }
+
     // Objects no kustomization consumed stand on their own; kustomization files always do,
     // so that rules about the kustomization itself see it once.
     let mut standalone: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
@@ -199,6 +200,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         let units = push_units(&mut g, objects, true);
         standalone.insert(id, units);
     }
+
     // The ApplicationSets the files and kustomizations hold are expanded up front, in
     // parallel; the loop below takes their results in unit order, so problems and units come
     // out as if each had been expanded in its turn. (Those an expansion or an Application
@@ -228,6 +230,8 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             .get(u)
             .copied()
             .unwrap_or_else(|| Class::of(&g.units[u]));
+        // The loop only adds units: what was read up front still holds.
+        debug_assert!(class == Class::of(&g.units[u]));
         if class == Class::AppSet {
             let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| expand(obj, &g.repo));
             g.problems.extend(problems);
@@ -255,6 +259,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             &standalone,
         );
     }
+
     // Kustomizations nothing reached can only include each other in a ring: build them so the
     // ring is reported.
     for (dir, _) in &kustomizations {
@@ -266,6 +271,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             g.roots.push((dir.clone(), units));
         }
     }
+
     for app in 0..g.apps.len() {
         let me = g.apps[app].unit;
         let rendered = g.apps[app].rendered.clone();
@@ -436,12 +442,13 @@ fn resolve_sources(
             continue;
         }
         if files.kustomization(&dir).is_some() {
-            let units = match rendered_dirs.get(&*crate::paths::key(&dir)) {
+            let key = crate::paths::key(&dir);
+            let units = match rendered_dirs.get(&*key) {
                 Some(u) => u.clone(),
                 None => {
                     let units = push_units(g, kz.build(&dir), true);
+                    rendered_dirs.insert(key.into(), units.clone());
                     g.roots.push((dir.clone(), units.clone()));
-                    rendered_dirs.insert(crate::paths::key(&dir).into(), units.clone());
                     units
                 }
             };

@@ -326,6 +326,7 @@ fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
 /// kustomize's own search order has it; of two files at one path, the later id, as in
 /// `by_path`.
 fn kustomizations(paths: &[PathBuf]) -> HashMap<Box<[u8]>, FileId> {
+    use std::collections::hash_map::Entry;
     let names = crate::model::KUSTOMIZATION_FILES;
     let mut best: HashMap<Box<[u8]>, (usize, FileId)> = HashMap::default();
     for (i, p) in paths.iter().enumerate() {
@@ -335,11 +336,15 @@ fn kustomizations(paths: &[PathBuf]) -> HashMap<Box<[u8]>, FileId> {
             continue;
         };
         let dir = crate::paths::parent_of_normal(p).unwrap_or(Path::new(""));
-        let entry = best
-            .entry(crate::paths::key(dir).into())
-            .or_insert((rank, i as FileId));
-        if rank <= entry.0 {
-            *entry = (rank, i as FileId);
+        let this = (rank, i as FileId);
+        match best.entry(crate::paths::key(dir).into()) {
+            Entry::Occupied(mut e) if rank <= e.get().0 => {
+                e.insert(this);
+            }
+            Entry::Occupied(_) => {}
+            Entry::Vacant(e) => {
+                e.insert(this);
+            }
         }
     }
     best.into_iter().map(|(dir, (_, id))| (dir, id)).collect()
@@ -722,6 +727,11 @@ mod tests {
             // Two spellings of one path: the later id, as the path index keeps.
             "g/kustomization.yaml",
             "g/./kustomization.yaml",
+            // The first name of the search order wins over a later spelling of another.
+            "h/kustomization.yml",
+            "h/kustomization.yaml",
+            "h/./kustomization.yml",
+            "../kustomization.yaml",
         ];
         let sources = SourceDb::from(
             files
@@ -751,6 +761,10 @@ mod tests {
             "/abs/r/",
             "f/.hidden",
             "g",
+            "h",
+            "h/.",
+            "..",
+            "../.",
             "z",
         ];
         let mut found = 0;
@@ -762,7 +776,7 @@ mod tests {
             assert_eq!(index.kustomization(dir), by_name, "{dir:?}");
             found += usize::from(by_name.is_some());
         }
-        assert_eq!(found, 14);
+        assert_eq!(found, 18);
     }
 
     #[test]
