@@ -9,7 +9,7 @@ use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
 use crate::model::Object;
 use crate::render::{self, repo, FileDocs, Graph, Note};
-use crate::rules::{Check, Cx, Rule, Sink, Version, RULES};
+use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;
@@ -362,11 +362,9 @@ fn cx_enabled(cx: &Cx, rule: &str) -> bool {
     cx.config.is_none_or(|c| c.enabled(rule))
 }
 
-fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule) -> Vec<Finding> {
+fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
     let mut sink = Sink::new(rule);
-    if let Check::Graph(check) = rule.check {
-        check(cx, graph, &mut sink);
-    }
+    check(cx, graph, &mut sink);
     sink.findings
 }
 
@@ -631,15 +629,17 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     // turn by every thread: a few graph rules are long single tasks, and one that a thread
     // took up last would keep it busy after the others had run out of work. All of it is
     // sorted afterwards, so the scheduling does not show.
-    let graph_rules: Vec<&'static Rule> = RULES
+    let graph_rules: Vec<(&'static Rule, GraphFn)> = RULES
         .iter()
-        .copied()
-        .filter(|r| matches!(r.check, Check::Graph(_)) && cx_enabled(&cx, r.id))
+        .filter_map(|&r| match r.check {
+            Check::Graph(check) if cx_enabled(&cx, r.id) => Some((r, check)),
+            _ => None,
+        })
         .collect();
     let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
     let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
         match graph_rules.get(task) {
-            Some(rule) => run_graph_rule(&cx, &graph, rule),
+            Some(&(rule, check)) => run_graph_rule(&cx, &graph, rule, check),
             None => chunks[task - graph_rules.len()]
                 .iter()
                 .flat_map(|&u| run_rules(&cx, &graph, u))

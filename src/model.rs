@@ -233,8 +233,16 @@ pub const KUSTOMIZATION_FILES: [&str; 3] =
     ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 pub fn is_kustomization_file(path: &Path) -> bool {
-    crate::paths::file_name(path)
-        .is_some_and(|n| KUSTOMIZATION_FILES.iter().any(|k| k.as_bytes() == n))
+    kustomization_rank(path).is_some()
+}
+
+/// Where the file's name comes in kustomize's search order ([`KUSTOMIZATION_FILES`]), if it
+/// is a kustomization file.
+pub fn kustomization_rank(path: &Path) -> Option<usize> {
+    let name = crate::paths::file_name(path)?;
+    KUSTOMIZATION_FILES
+        .iter()
+        .position(|k| k.as_bytes() == name)
 }
 
 /// Turns a file's documents into objects. Documents that are not objects are returned apart:

@@ -326,26 +326,20 @@ fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
 /// kustomize's own search order has it; of two files at one path, the later id, as in
 /// `by_path`.
 fn kustomizations(paths: &[PathBuf]) -> HashMap<Box<[u8]>, FileId> {
-    use std::collections::hash_map::Entry;
-    let names = crate::model::KUSTOMIZATION_FILES;
     let mut best: HashMap<Box<[u8]>, (usize, FileId)> = HashMap::default();
     for (i, p) in paths.iter().enumerate() {
-        let Some(rank) =
-            crate::paths::file_name(p).and_then(|n| names.iter().position(|k| k.as_bytes() == n))
-        else {
+        let Some(rank) = crate::model::kustomization_rank(p) else {
             continue;
         };
         let dir = crate::paths::parent_of_normal(p).unwrap_or(Path::new(""));
         let this = (rank, i as FileId);
-        match best.entry(crate::paths::key(dir).into()) {
-            Entry::Occupied(mut e) if rank <= e.get().0 => {
-                e.insert(this);
-            }
-            Entry::Occupied(_) => {}
-            Entry::Vacant(e) => {
-                e.insert(this);
-            }
-        }
+        best.entry(crate::paths::key(dir).into())
+            .and_modify(|seen| {
+                if rank <= seen.0 {
+                    *seen = this;
+                }
+            })
+            .or_insert(this);
     }
     best.into_iter().map(|(dir, (_, id))| (dir, id)).collect()
 }
