@@ -41,7 +41,8 @@ const FORBIDDEN: &[&str] = &[
 
 /// Forbidden-looking uses in our own source that do neither.
 const OWN_ALLOWED: &[(&str, &str)] = &[
-    // The exit code, and a per-process name for the temporary file `--fix` renames into place.
+    // The exit code, and the per-process temporary name of earlier versions, which a test plants
+    // as a link to show it is not followed.
     ("src/main.rs", "std::process::exit("),
     ("src/fix/apply.rs", "std::process::id()"),
 ];
@@ -409,7 +410,7 @@ fn hostile_workspace(work: &Path) -> PathBuf {
 }
 
 /// Whether a run told to write `writes` may write `path`: inside one of them, or the temporary
-/// file next to one that is renamed over it (`.NAME.gitops-lint-PID`).
+/// file next to one that is renamed over it (`.NAME.gitops-lint-RANDOM`).
 fn may_write(writes: &[PathBuf], path: &Path) -> bool {
     writes.iter().any(|w| {
         let temporary = w.file_name().is_some_and(|name| {
@@ -638,4 +639,60 @@ fn the_trace_parser_sees_what_it_must() {
             PathBuf::from("/w/repo/a.yaml")
         ]
     );
+}
+
+/// A pull request that plants links at the report's name, at every temporary name earlier
+/// versions used for the next few thousand process ids, and at a directory the report is to go
+/// into, gets none of them followed: the file outside the checkout is untouched.
+#[test]
+fn output_never_follows_a_planted_link() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path().join("repo");
+    let outside = work.path().join("home/.ssh");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    copy_tree(&common::root().join("fixtures/example-repo"), &repo);
+    let keys = outside.join("authorized_keys");
+    std::fs::write(&keys, "ssh-ed25519 AAAA owner\n").unwrap();
+    let me = std::process::id();
+    for name in ["gitops-lint.sarif", "baseline.yaml"] {
+        std::os::unix::fs::symlink(&keys, repo.join(name)).unwrap();
+        for pid in me..me + 3000 {
+            let planted = repo.join(format!(".{name}.gitops-lint-{pid}"));
+            std::os::unix::fs::symlink(&keys, planted).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(&outside, repo.join("reports")).unwrap();
+    let run = |args: &[&str]| common::run_in(&repo, args, LIMIT);
+
+    let out = run(&["--format", "sarif", "--output", "gitops-lint.sarif", "."]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let report = std::fs::read_to_string(repo.join("gitops-lint.sarif")).unwrap();
+    assert!(report.contains("\"runs\""), "{report}");
+    let out = run(&["--write-baseline", "baseline.yaml", "."]);
+    assert!(out.code <= 1, "{}", out.stderr);
+    for name in ["gitops-lint.sarif", "baseline.yaml"] {
+        let meta = std::fs::symlink_metadata(repo.join(name)).unwrap();
+        assert!(meta.file_type().is_file(), "{name} is still a link");
+    }
+    // Through a linked directory: refused, nothing written there.
+    let out = run(&[
+        "--format",
+        "sarif",
+        "--output",
+        "reports/gitops-lint.sarif",
+        ".",
+    ]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
+
+    assert_eq!(
+        std::fs::read_to_string(&keys).unwrap(),
+        "ssh-ed25519 AAAA owner\n"
+    );
+    let names: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["authorized_keys"]);
 }

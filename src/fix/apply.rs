@@ -177,27 +177,69 @@ fn write_change(c: &Change) -> Result<(), String> {
 
 /// Writes through a temporary file in the same directory and a rename, so a reader never
 /// sees half a file; the file keeps `permissions` when given.
+///
+/// The temporary file is created exclusively under a random name, so nothing already in the
+/// directory (a symbolic link a pull request planted at a name it guessed, a file left by
+/// another run) is followed, written or reused; the rename then replaces `path` itself, never
+/// what a link there points to. A relative `path` whose directory is reached through a
+/// symbolic link is refused: in CI the working directory is the checkout, whose links the
+/// pull request chooses.
 pub fn atomic_write(
     path: &Path,
     bytes: &[u8],
     permissions: Option<std::fs::Permissions>,
 ) -> Result<(), String> {
+    use std::io::Write;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.gitops-lint-{}", std::process::id()));
-    let result = std::fs::write(&tmp, bytes)
-        .and_then(|_| match permissions {
-            Some(p) => std::fs::set_permissions(&tmp, p),
-            None => Ok(()),
-        })
-        .and_then(|_| std::fs::rename(&tmp, path));
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
-    })
+    if let Some(link) = linked_dir(dir) {
+        return Err(format!(
+            "{}: {} is a symbolic link; nothing is written through one",
+            path.display(),
+            link.display()
+        ));
+    }
+    // The target's name stays readable in the temporary one; the random part is what matters.
+    let mut prefix = std::ffi::OsString::from(".");
+    prefix.push(path.file_name().unwrap_or("file".as_ref()));
+    prefix.push(".gitops-lint-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).rand_bytes(12);
+    // What a plain create gives (read-write for all, less the umask), not a temporary file's
+    // owner-only default: the report or baseline is meant to be read by the rest of the job.
+    #[cfg(unix)]
+    if permissions.is_none() {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let written = builder.tempfile_in(dir).and_then(|mut tmp| {
+        tmp.write_all(bytes)?;
+        if let Some(p) = permissions {
+            tmp.as_file().set_permissions(p)?;
+        }
+        tmp.persist(path).map(drop).map_err(|e| e.error)
+    });
+    written.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The first directory on a relative `dir`, walking down from the working directory, that is a
+/// symbolic link.
+fn linked_dir(dir: &Path) -> Option<PathBuf> {
+    if dir.is_absolute() {
+        return None;
+    }
+    let mut at = PathBuf::new();
+    for part in dir.components() {
+        at.push(part);
+        if matches!(part, std::path::Component::Normal(_))
+            && std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Some(at);
+        }
+    }
+    None
 }
 
 /// Where fixes may write: the linted paths, as written and with symlinks resolved.
@@ -264,6 +306,48 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "a: 2\n");
         assert!(fixed.changes.is_empty());
         assert!(fixed.problems[0].contains("changed while it was being checked"));
+    }
+
+    /// The names a writer could use are all taken by links to a file outside the directory:
+    /// the pattern of earlier versions for this process, and the one the write uses now.
+    #[test]
+    fn planted_links_at_temporary_names_are_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let keys = outside.path().join("authorized_keys");
+        std::fs::write(&keys, "ssh-ed25519 AAAA owner\n").unwrap();
+        let target = dir.path().join("gitops-lint.sarif");
+        let pid = std::process::id();
+        let planted = [
+            format!(".gitops-lint.sarif.gitops-lint-{pid}"),
+            ".gitops-lint.sarif.gitops-lint-".to_string(),
+        ];
+        for name in &planted {
+            std::os::unix::fs::symlink(&keys, dir.path().join(name)).unwrap();
+        }
+        // And the target itself.
+        std::os::unix::fs::symlink(&keys, &target).unwrap();
+        atomic_write(&target, b"{}", None).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&keys).unwrap(),
+            "ssh-ed25519 AAAA owner\n"
+        );
+        let linked = std::fs::symlink_metadata(&target).unwrap().file_type();
+        assert!(linked.is_file(), "the link was replaced, not followed");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "{}");
+        // Nothing left behind but the planted links and the report.
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| !planted.contains(n))
+            .collect();
+        assert_eq!(names, ["gitops-lint.sarif"]);
+        // A plain create's mode, not a temporary file's owner-only one.
+        use std::os::unix::fs::PermissionsExt;
+        let plain = outside.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        assert_eq!(mode(&target), mode(&plain));
     }
 
     #[test]
