@@ -25,4 +25,12 @@ find "$fixtures" -mindepth 1 -type d -print0 |
     mv "$out" "corpus/render_repo/$(sha1sum <"$out" | cut -c1-16)"
   done
 
+# A chain of kustomizations past the nesting cap, for the fuzzer to mutate from.
+chain=$(mktemp)
+for i in $(seq 0 149); do
+  printf '@@ k%d/kustomization.yaml\nresources:\n- ../k%d\n' "$i" "$((i + 1))" >>"$chain"
+done
+printf '@@ k150/kustomization.yaml\nresources:\n- cm.yaml\n@@ k150/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >>"$chain"
+mv "$chain" "corpus/render_repo/$(sha1sum <"$chain" | cut -c1-16)"
+
 echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs"

@@ -650,6 +650,12 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             "total",
             outcome.summary.elapsed.as_secs_f64() * 1e3
         );
+        eprintln!(
+            "{:>24}: {} of the run's budget of {}",
+            "YAML nodes parsed",
+            outcome.summary.nodes,
+            crate::yaml::RUN_NODES
+        );
     }
     let terminal = std::io::stdout().is_terminal();
     let color =

@@ -51,6 +51,10 @@ pub enum SkipReason {
         files: usize,
         bytes: u64,
     },
+    /// Past the run's budget of nodes parsed ([`crate::yaml::ParseLimits::run_nodes`]).
+    RunNodes {
+        nodes: usize,
+    },
     /// Not needed to understand the changed files of a `--context` run.
     OutOfScope,
 }
@@ -71,6 +75,10 @@ impl std::fmt::Display for SkipReason {
                 f,
                 "past the run's ceiling of {files} files or {bytes} bytes read in all"
             ),
+            SkipReason::RunNodes { nodes } => write!(
+                f,
+                "past the run's budget of {nodes} YAML nodes parsed in all"
+            ),
             SkipReason::OutOfScope => write!(f, "not needed for the changed files"),
         }
     }
@@ -84,7 +92,7 @@ impl SkipReason {
             SkipReason::HelmTemplate => "helm-template",
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::NotAFile => "not-a-file",
-            SkipReason::RunLimit { .. } => "run-limit",
+            SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. } => "run-limit",
             SkipReason::OutOfScope => "out-of-scope",
         }
     }

@@ -60,6 +60,8 @@ pub struct Summary {
     /// Each stage in pipeline order, with its wall time and the peak RSS (KiB) at its end,
     /// where the system says (`--timings`).
     pub phases: Vec<(&'static str, Duration, Option<u64>)>,
+    /// What parsing the linted files cost, in the nodes [`ParseLimits::run_nodes`] bounds.
+    pub nodes: usize,
 }
 
 impl Summary {
@@ -100,6 +102,8 @@ struct FileResult {
     problems: Vec<Finding>,
     redactions: Vec<Span>,
     skip: Option<SkipReason>,
+    /// What parsing the file cost, against the run's budget ([`ParseLimits::run_nodes`]).
+    nodes: usize,
 }
 
 fn problem_finding(
@@ -151,6 +155,93 @@ fn read_file(
 /// thread working through a long task and the other idle.
 const FILES_PER_TASK: usize = 8;
 
+/// A file's turn under the run's node budget: parsed, or waiting for the ordered pass because
+/// the budget looked spent when its task came.
+// Nearly every file is `Done`: boxing it would cost an allocation per file to save space in the
+// rare `Waiting`.
+#[allow(clippy::large_enum_variant)]
+enum Turn {
+    Done(FileResult),
+    Waiting(FileId, PathBuf, Option<Stamp>),
+}
+
+/// The run's node budget ([`ParseLimits::run_nodes`]), spent in path order whatever the threads
+/// do. Files are parsed in parallel, and a task takes no new file once the files parsed so far
+/// have spent the budget, so at most one tree per thread is parsed past it. [`RunBudget::settle`]
+/// then walks the files in path order, parses those that waited, and keeps files while the total
+/// stays within the budget: which files are kept depends on the files alone.
+struct RunBudget {
+    limit: usize,
+    spent: std::sync::atomic::AtomicUsize,
+}
+
+impl RunBudget {
+    fn new(limits: ParseLimits) -> RunBudget {
+        RunBudget {
+            limit: limits.run_nodes,
+            spent: Default::default(),
+        }
+    }
+
+    fn is_spent(&self) -> bool {
+        self.spent.load(std::sync::atomic::Ordering::Relaxed) >= self.limit
+    }
+
+    fn charge(&self, r: &FileResult) {
+        self.spent
+            .fetch_add(r.nodes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// `parse(id, path, stamp)` unless the budget is spent.
+    fn turn(
+        &self,
+        id: FileId,
+        path: PathBuf,
+        stamp: Option<Stamp>,
+        parse: impl FnOnce(FileId, PathBuf, Option<Stamp>) -> FileResult,
+    ) -> Turn {
+        if self.is_spent() {
+            return Turn::Waiting(id, path, stamp);
+        }
+        let r = parse(id, path, stamp);
+        self.charge(&r);
+        Turn::Done(r)
+    }
+
+    fn settle(
+        &self,
+        turns: Vec<Turn>,
+        parse: impl Fn(FileId, PathBuf, Option<Stamp>) -> FileResult,
+    ) -> Vec<FileResult> {
+        let reason = || SkipReason::RunNodes { nodes: self.limit };
+        let mut total = 0usize;
+        let mut past = false;
+        turns
+            .into_iter()
+            .map(|turn| {
+                let r = match turn {
+                    // Nothing parsed, nothing kept: it costs nothing and stays as it is.
+                    Turn::Done(r) if r.skip.is_some() => return r,
+                    Turn::Waiting(_, path, _) if past => return skipped(path, reason()),
+                    Turn::Waiting(id, path, stamp) => parse(id, path, stamp),
+                    Turn::Done(r) if past => return skipped(r.source.path, reason()),
+                    Turn::Done(r) => r,
+                };
+                match total.checked_add(r.nodes).filter(|t| *t <= self.limit) {
+                    Some(t) => {
+                        total = t;
+                        r
+                    }
+                    None => {
+                        past = true;
+                        skipped(r.source.path, reason())
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
 /// A file named but not parsed.
 fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
     FileResult {
@@ -159,6 +250,7 @@ fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
         problems: Vec::new(),
         redactions: Vec::new(),
         skip: Some(reason),
+        nodes: 0,
     }
 }
 
@@ -183,6 +275,7 @@ fn load_in_context(
         .as_deref()
         .map(|dir| Cache::open(dir, &opts.paths, &opts.limits));
     let roots: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
+    let budget = RunBudget::new(opts.limits);
     let looked: Vec<(First, Option<Seen>)> = files
         .par_iter()
         .zip(&stamps)
@@ -210,6 +303,12 @@ fn load_in_context(
                             .chain(r.docs.loose.iter().map(|d| &d.root))
                             .collect();
                         let seen = crate::scope::first_look(path, need, &docs, &roots);
+                        drop(docs);
+                        if budget.is_spent() {
+                            // The look is kept, the tree is not: read again if needed.
+                            return (First::Named, Some(seen));
+                        }
+                        budget.charge(&r);
                         let r = slimmed(r, opts.limits);
                         (First::Parsed(Box::new(r)), Some(seen))
                     }
@@ -237,7 +336,20 @@ fn load_in_context(
         .unzip();
     let want = crate::scope::wanted(&files, &seen, changed);
     drop(seen);
-    files
+    // What the files not needed cost is given back.
+    let kept: usize = first
+        .iter()
+        .zip(&want)
+        .filter_map(|(f, &w)| match f {
+            First::Parsed(r) if w => Some(r.nodes),
+            _ => None,
+        })
+        .sum();
+    budget
+        .spent
+        .store(kept, std::sync::atomic::Ordering::Relaxed);
+    let parse = |id, path, stamp| process_file(id, path, stamp, opts);
+    let turns = files
         .into_par_iter()
         .zip(stamps)
         .zip(first)
@@ -246,12 +358,13 @@ fn load_in_context(
         .with_max_len(FILES_PER_TASK)
         .map(|(i, (((path, stamp), first), want))| match (want, first) {
             // Outside what the changed files need: kept as a name only.
-            (false, _) => skipped(path, SkipReason::OutOfScope),
-            (true, First::Parsed(r)) => *r,
-            (true, First::Failed(reason)) => skipped(path, reason),
-            (true, First::Named | First::Cached) => process_file(i as FileId, path, stamp, opts),
+            (false, _) => Turn::Done(skipped(path, SkipReason::OutOfScope)),
+            (true, First::Parsed(r)) => Turn::Done(*r),
+            (true, First::Failed(reason)) => Turn::Done(skipped(path, reason)),
+            (true, First::Named | First::Cached) => budget.turn(i as FileId, path, stamp, parse),
         })
-        .collect()
+        .collect();
+    budget.settle(turns, parse)
 }
 
 fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits) -> FileResult {
@@ -274,9 +387,11 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             docs: FileDocs::default(),
             problems: vec![f],
             skip: None,
+            nodes: 0,
         };
     }
     let parsed = parse_text(id, &text, limits);
+    let nodes = parsed.nodes;
     // A Go template that does not parse is not a broken manifest: it is skipped, not reported.
     let broken = parsed
         .problems
@@ -289,6 +404,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
             problems: Vec::new(),
             redactions: Vec::new(),
             skip: Some(SkipReason::HelmTemplate),
+            nodes,
         };
     }
     let mut parsed = parsed;
@@ -311,6 +427,7 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
         problems,
         redactions,
         skip: None,
+        nodes,
     }
 }
 
@@ -466,14 +583,19 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
     let discovered = started.elapsed();
     let discovered_rss = peak_rss(opts);
     let results: Vec<FileResult> = match &opts.report_only {
-        None => found
-            .files
-            .into_par_iter()
-            .zip(found.stamps)
-            .enumerate()
-            .with_max_len(FILES_PER_TASK)
-            .map(|(i, (path, stamp))| process_file(i as FileId, path, stamp, opts))
-            .collect(),
+        None => {
+            let budget = RunBudget::new(opts.limits);
+            let parse = |id, path, stamp| process_file(id, path, stamp, opts);
+            let turns = found
+                .files
+                .into_par_iter()
+                .zip(found.stamps)
+                .enumerate()
+                .with_max_len(FILES_PER_TASK)
+                .map(|(i, (path, stamp))| budget.turn(i as FileId, path, stamp, parse))
+                .collect();
+            budget.settle(turns, parse)
+        }
         Some(changed) => load_in_context(found.files, found.stamps, changed, opts),
     };
 
@@ -503,16 +625,19 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
 /// never touched beyond what rendering looks up there (files that are not YAML). The same
 /// stages as [`load`] without discovery: for fuzzing and generated-input tests.
 pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options) -> Loaded {
-    let results = files
+    let turns = files
         .into_iter()
         .enumerate()
         .map(|(i, (path, bytes))| {
-            slimmed(
+            Turn::Done(slimmed(
                 process_bytes(i as FileId, path, bytes, opts.limits),
                 opts.limits,
-            )
+            ))
         })
         .collect();
+    let results = RunBudget::new(opts.limits).settle(turns, |_, path, _| {
+        skipped(path, SkipReason::Unreadable("not in memory".into()))
+    });
     assemble(
         results,
         Summary::default(),
@@ -539,7 +664,10 @@ fn assemble(
         match r.skip.take() {
             Some(SkipReason::OutOfScope) => {}
             Some(reason) => summary.skipped.push((r.source.path.clone(), reason)),
-            None => summary.files_scanned += 1,
+            None => {
+                summary.files_scanned += 1;
+                summary.nodes += r.nodes;
+            }
         }
         findings.append(&mut r.problems);
         redactions.append(&mut r.redactions);

@@ -579,6 +579,14 @@ fn the_readme_states_the_limits_the_code_applies() {
         value("Nodes per file, aliases expanded (the per-file work budget)"),
         yaml::FILE_NODES as u64
     );
+    assert_eq!(
+        value("Nodes in one run, all files together (the run's work budget)"),
+        yaml::RUN_NODES as u64
+    );
+    assert_eq!(
+        value("Nesting of kustomizations (resources, bases, components)"),
+        gitops_lint::render::MAX_NESTING as u64
+    );
 }
 
 #[test]
@@ -615,4 +623,167 @@ fn past_the_run_ceiling_the_rest_is_skipped_in_path_order() {
     let (kept, left) = discover(usize::MAX, 15);
     assert_eq!(kept, ["a.yaml", "b.yaml", "c.yaml"]);
     assert_eq!(left, ["d.yaml run-limit"]);
+}
+
+/// A chain of kustomizations far deeper than the nesting cap: the walk stops at the cap with an
+/// error at the entry that passes it, on the default thread stack, in every mode.
+#[test]
+fn a_deep_chain_of_kustomizations_stops_at_the_cap() {
+    // Ten times the cap: without it, a debug build overflows its stack well before the end.
+    let depth = gitops_lint::render::MAX_NESTING * 10;
+    let report = lint_dir(|d| {
+        for i in 0..depth {
+            let dir = d.join(format!("k{i}"));
+            std::fs::create_dir(&dir).unwrap();
+            let next = if i + 1 < depth {
+                format!("../k{}", i + 1)
+            } else {
+                "cm.yaml".into()
+            };
+            std::fs::write(
+                dir.join("kustomization.yaml"),
+                format!("resources:\n- {next}\n"),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            d.join(format!("k{}/cm.yaml", depth - 1)),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+        )
+        .unwrap();
+    });
+    let found = messages(&report, "kustomize-error");
+    let cap = gitops_lint::render::MAX_NESTING;
+    let first = format!("k{}/kustomization.yaml:2 ", cap - 1);
+    assert!(
+        found
+            .iter()
+            .any(|m| m.starts_with(&first) && m.contains(&format!("more than {cap} levels"))),
+        "{found:#?}"
+    );
+    // The same in the partial modes, which walk the chain from a changed file.
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..depth {
+        let d = dir.path().join(format!("k{i}"));
+        std::fs::create_dir(&d).unwrap();
+        std::fs::write(
+            d.join("kustomization.yaml"),
+            format!("resources:\n- ../k{}\n", (i + 1).min(depth - 1)),
+        )
+        .unwrap();
+    }
+    let run = run_in(
+        dir.path(),
+        &[
+            "--context",
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "k0/kustomization.yaml",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    let run = run_in(dir.path(), &["graph", "."], LIMIT);
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+}
+
+/// A chain of Applications, each deploying the directory of the next: the tree `graph` prints
+/// stops at its depth cap instead of recursing (and indenting) once per link.
+#[test]
+fn a_deep_chain_of_applications_is_shown_to_a_bounded_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let depth = 2_000;
+    for i in 0..depth {
+        let d = dir.path().join(format!("apps/a{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("app.yaml"),
+            format!(
+                "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: a{next}, namespace: argocd}}
+spec:
+  project: default
+  source: {{repoURL: 'https://example.com/r.git', path: apps/a{next}, targetRevision: HEAD}}
+  destination: {{server: 'https://kubernetes.default.svc', namespace: a}}
+",
+                next = i + 1
+            ),
+        )
+        .unwrap();
+    }
+    let run = run_in(
+        dir.path(),
+        &["graph", "--repo-url", "https://example.com/r.git", "."],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+    assert!(run.stdout.contains("levels, not shown"), "{}", run.stdout);
+    assert!(run.stdout.len() < 100_000, "{} bytes", run.stdout.len());
+}
+
+/// Every file is within the per-file budget, but together they pass the run's: the files past
+/// it in path order are skipped, the same ones whatever the number of threads.
+#[test]
+fn past_the_run_node_budget_the_rest_is_skipped_in_path_order() {
+    use gitops_lint::{config::Config, discover, engine, yaml::ParseLimits};
+    let dir = tempfile::tempdir().unwrap();
+    // A mapping, its key, a list and 1,000 items.
+    let text = format!("a: [{}]\n", vec!["1"; 1000].join(","));
+    for name in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        std::fs::write(dir.path().join(format!("{name}.yaml")), &text).unwrap();
+    }
+    let limits = ParseLimits {
+        run_nodes: 3 * 1003 + 100,
+        ..ParseLimits::default()
+    };
+    let opts = engine::Options {
+        paths: vec![dir.path().to_path_buf()],
+        discover: discover::Options::default(),
+        version: None,
+        limits,
+        repo_urls: Vec::new(),
+        config: Config::default(),
+        suppressions: true,
+        baseline: None,
+        report_only: None,
+        overlay: Default::default(),
+        cache: None,
+        timings: false,
+    };
+    let skipped = |threads: usize, opts: &engine::Options| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let loaded = pool.install(|| engine::load(opts)).unwrap();
+        let names: Vec<String> = loaded
+            .summary
+            .skipped
+            .iter()
+            .map(|(p, r)| format!("{} {}", p.file_name().unwrap().to_str().unwrap(), r.code()))
+            .collect();
+        (loaded.summary.files_scanned, loaded.summary.nodes, names)
+    };
+    let want = (
+        3,
+        3 * 1003,
+        ["d", "e", "f", "g", "h"]
+            .map(|n| format!("{n}.yaml run-limit"))
+            .to_vec(),
+    );
+    for threads in [1, 2, 4, 8] {
+        for _ in 0..5 {
+            assert_eq!(skipped(threads, &opts), want, "{threads} threads");
+        }
+    }
+    // A `--context` run keeps to the same budget.
+    let context = engine::Options {
+        report_only: Some(vec![dir.path().join("a.yaml")]),
+        ..opts.clone()
+    };
+    let (_, nodes, _) = skipped(2, &context);
+    assert!(nodes <= limits.run_nodes, "{nodes}");
 }

@@ -14,8 +14,9 @@ use std::time::Instant;
 /// so the fuzzers read nothing but their input.
 pub const ROOT: &str = "/nonexistent/gitops-lint-fuzz";
 
-/// Files in a packed repository; more is rarely more interesting and always slower.
-const MAX_FILES: usize = 24;
+/// Files in a packed repository: enough for a chain of kustomizations past the nesting cap
+/// ([`gitops_lint::render::MAX_NESTING`]), which the fuzzer must be able to reach.
+const MAX_FILES: usize = 2 * gitops_lint::render::MAX_NESTING + 16;
 
 /// The bytes as one manifest, and as a kustomization beside it.
 pub fn lint_file(data: &[u8]) {

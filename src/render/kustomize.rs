@@ -63,7 +63,17 @@ pub struct Kustomizer<'f> {
     pub consumed: HashSet<FileId>,
     /// `namespace:` fields seen, to tell a subject namespace kustomize set from one written.
     ns_spans: HashSet<Span>,
+    /// Whether the build under way met [`MAX_NESTING`]: what it makes then depends on the depth
+    /// it was asked from, so it must not be cached for another caller.
+    cut: bool,
 }
+
+/// How deep kustomizations (resources, bases and components) may include one another. kustomize
+/// itself has no limit; the walk is recursive, and a chain of a few thousand directories would
+/// overflow a thread's stack. Real repositories stay within a dozen levels. Past the cap the
+/// build is reported as an error, not a note, so that nothing can be hidden from the linter below
+/// it without the run failing.
+pub const MAX_NESTING: usize = 100;
 
 /// A builder's problems, notes and reads, without its (thread-bound) cache.
 pub struct Found {
@@ -155,6 +165,7 @@ impl<'f> Kustomizer<'f> {
             notes: Vec::new(),
             consumed: HashSet::default(),
             ns_spans: HashSet::default(),
+            cut: false,
         }
     }
 
@@ -232,8 +243,14 @@ impl<'f> Kustomizer<'f> {
         if let Some(done) = self.cache.get(dir) {
             return Some(done.clone());
         }
-        let res = Rc::new(self.compute(dir)?);
-        self.cache.insert(dir.to_path_buf(), res.clone());
+        let outer = std::mem::take(&mut self.cut);
+        let res = self.compute(dir).map(Rc::new);
+        let cut = self.cut;
+        self.cut |= outer;
+        let res = res?;
+        if !cut {
+            self.cache.insert(dir.to_path_buf(), res.clone());
+        }
         Some(res)
     }
 
@@ -352,12 +369,30 @@ impl<'f> Kustomizer<'f> {
                 ));
                 return;
             }
+            if self.too_deep(&written, item) {
+                return;
+            }
             if let Some(sub) = self.accumulate(&path) {
                 res.extend(sub.iter().cloned());
             }
             return;
         }
         self.missing(&path, &written, item);
+    }
+
+    /// Whether including `written` would nest kustomizations past [`MAX_NESTING`]; if so, says
+    /// so at the entry.
+    fn too_deep(&mut self, written: &str, item: &Node) -> bool {
+        if self.stack.len() < MAX_NESTING {
+            return false;
+        }
+        self.cut = true;
+        self.problems.push(problem(
+            item.span,
+            format!("`{written}` nests kustomizations more than {MAX_NESTING} levels deep: gitops-lint does not render past that depth, so nothing below it is checked"),
+            "flatten the chain of kustomizations; no repository needs this many levels",
+        ));
+        true
     }
 
     fn missing(&mut self, path: &Path, written: &str, item: &Node) {
@@ -415,6 +450,9 @@ impl<'f> Kustomizer<'f> {
                 format!("`{written}` closes a cycle: it includes this kustomization again"),
                 "remove the reference that makes the kustomizations include each other",
             ));
+            return;
+        }
+        if self.too_deep(&written, item) {
             return;
         }
         self.consumed.insert(kfile);

@@ -7,6 +7,7 @@
 mod appset;
 mod graph;
 mod kustomize;
+pub use kustomize::MAX_NESTING;
 mod merge;
 pub mod repo;
 pub mod template;

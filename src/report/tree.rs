@@ -87,6 +87,9 @@ fn app_text(
 ) -> io::Result<()> {
     let g = &outcome.graph;
     let unit = g.apps[app].unit;
+    if too_deep(indent, out)? {
+        return Ok(());
+    }
     if seen[app] {
         return writeln!(out, "{indent}{} (shown above)", label(g, unit));
     }
@@ -123,6 +126,9 @@ fn set_text(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let g = &outcome.graph;
+    if too_deep(indent, out)? {
+        return Ok(());
+    }
     writeln!(
         out,
         "{indent}{}  [{}]",
@@ -133,6 +139,23 @@ fn set_text(
         app_text(outcome, a, &format!("{indent}    "), seen, out)?;
     }
     Ok(())
+}
+
+/// Levels of the tree shown. The walk is recursive and each level indents further, so a chain of
+/// thousands of Applications would overflow the stack and print an output quadratic in its
+/// length; no real app-of-apps tree comes near this.
+const MAX_LEVELS: usize = 50;
+
+/// Whether `indent` is past [`MAX_LEVELS`]; if so, says so in place of the rest of the branch.
+fn too_deep(indent: &str, out: &mut dyn Write) -> io::Result<bool> {
+    if indent.len() < MAX_LEVELS * 4 {
+        return Ok(false);
+    }
+    writeln!(
+        out,
+        "{indent}... (deeper than {MAX_LEVELS} levels, not shown)"
+    )?;
+    Ok(true)
 }
 
 fn quote(s: &str) -> String {

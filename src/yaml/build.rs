@@ -14,6 +14,8 @@ pub const ALIAS_NODES: usize = 100_000;
 pub const MAX_DEPTH: usize = 200;
 /// Nodes one file may cost to parse (see [`ParseLimits::file_nodes`]).
 pub const FILE_NODES: usize = 4_000_000;
+/// Nodes all the files of one run may cost to parse together (see [`ParseLimits::run_nodes`]).
+pub const RUN_NODES: usize = 24_000_000;
 
 /// Budgets for one file.
 #[derive(Clone, Copy, Debug)]
@@ -36,6 +38,12 @@ pub struct ParseLimits {
     /// file's time and memory too. Four million nodes take about 300 MB and 2 s to lint in a
     /// release build; a real manifest of the default 8 MiB size limit has a fraction of that.
     pub file_nodes: usize,
+    /// The run's budget, in the same nodes, for every file together, taken in path order: the
+    /// first file that would take the total past it, and every file after it, is skipped
+    /// (`run-limit`). Each file is capped, but every parsed tree is kept until the report, so
+    /// without it a pull request of many files each just under the per-file budget would need
+    /// gigabytes. The trees of a run within it take about 1 GB at most.
+    pub run_nodes: usize,
 }
 
 impl Default for ParseLimits {
@@ -44,6 +52,7 @@ impl Default for ParseLimits {
             alias_nodes: ALIAS_NODES,
             max_depth: MAX_DEPTH,
             file_nodes: FILE_NODES,
+            run_nodes: RUN_NODES,
         }
     }
 }
@@ -343,6 +352,7 @@ pub(super) fn build(
     if b.any_pruned {
         b.out.pruned = Some(limits);
     }
+    b.out.nodes = limits.file_nodes - b.file_budget;
     Ok((b.out, b.file_budget))
 }
 

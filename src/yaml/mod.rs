@@ -10,6 +10,7 @@ pub mod typing;
 
 pub use build::{
     parse, parse_pruned, ParseLimits, Prune, ALIAS_NODES, FILE_NODES, MAX_DEPTH, PRUNE_DEPTH,
+    RUN_NODES,
 };
 
 use std::fmt::Write as _;
@@ -214,6 +215,8 @@ pub struct ParsedFile {
     /// Set by [`parse_pruned`] when it left a collection unbuilt: the limits it parsed with,
     /// to parse the text again whole.
     pub pruned: Option<ParseLimits>,
+    /// What parsing cost, in the nodes [`ParseLimits::file_nodes`] counts.
+    pub nodes: usize,
 }
 
 impl Node {
