@@ -482,6 +482,11 @@ fn the_repository_config_may_make_a_trusted_config_stricter() {
     let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
     assert_eq!(code, 1, "{report:#}");
     assert_eq!(found(&report)[0].0, "default-project");
+    // A repository config silent about the rule leaves the trusted config's choice alone.
+    std::fs::remove_file(repo.join(".gitops-lint.yaml")).unwrap();
+    let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(found(&report).is_empty(), "{report:#}");
 }
 
 #[test]
