@@ -136,13 +136,11 @@ fn prefix_in_workdir(root: &Path, workdir: &Path) -> Result<BString, String> {
     Ok(unix_path(rel))
 }
 
-/// The blobs, symlinks and submodules of `rev`'s tree below `prefix`, keyed by their path
-/// relative to `prefix`.
-fn base_entries(
-    repo: &gix::Repository,
+/// `rev`'s tree, with errors that say what to do about a shallow clone.
+fn revision_tree<'r>(
+    repo: &'r gix::Repository,
     rev: &str,
-    prefix: &BStr,
-) -> Result<HashMap<BString, Base>, String> {
+) -> Result<(Revision, gix::Tree<'r>), String> {
     let shallow = repo.is_shallow().unwrap_or(false);
     let id = repo.rev_parse_single(rev).map_err(|e| {
         let hint = if shallow {
@@ -154,21 +152,51 @@ fn base_entries(
         };
         format!("cannot resolve revision '{rev}': {}; {hint}", describe(&e))
     })?;
-    let missing = |what: &str, e: gix::Error| {
-        let hint = if e.is_not_found() || shallow {
+    let r = Revision {
+        rev: rev.to_string(),
+        id: id.detach(),
+        shallow,
+    };
+    let object = id.object().map_err(|e| r.missing("its object", e))?;
+    let tree = object
+        .peel_to_tree()
+        .map_err(|e| r.missing("its tree (is it a commit, tag or tree?)", e))?;
+    Ok((r, tree))
+}
+
+/// A resolved revision, for messages.
+struct Revision {
+    rev: String,
+    id: ObjectId,
+    shallow: bool,
+}
+
+impl Revision {
+    fn missing(&self, what: &str, e: impl Into<gix::Error>) -> String {
+        let e = e.into();
+        let hint = if e.is_not_found() || self.shallow {
             format!("; {SHALLOW_HINT}")
         } else {
             String::new()
         };
         format!(
-            "revision '{rev}' ({id}): cannot read {what}: {}{hint}",
+            "revision '{}' ({}): cannot read {what}: {}{hint}",
+            self.rev,
+            self.id,
             describe(&e)
         )
-    };
-    let object = id.object().map_err(|e| missing("its object", e))?;
-    let tree = object
-        .peel_to_tree()
-        .map_err(|e| missing("its tree (is it a commit, tag or tree?)", e))?;
+    }
+}
+
+/// The blobs, symlinks and submodules of `rev`'s tree below `prefix`, keyed by their path
+/// relative to `prefix`.
+fn base_entries(
+    repo: &gix::Repository,
+    rev: &str,
+    prefix: &BStr,
+) -> Result<HashMap<BString, Base>, String> {
+    let (r, tree) = revision_tree(repo, rev)?;
+    let missing = |what: &str, e: gix::Error| r.missing(what, e);
     let tree = if prefix.is_empty() {
         tree
     } else {
@@ -201,6 +229,86 @@ fn base_entries(
             (r.filepath, base)
         })
         .collect())
+}
+
+/// A config file as a revision holds it.
+pub struct ConfigAtRevision {
+    /// `REV:path/.gitops-lint.yaml`, for messages.
+    pub name: String,
+    /// Where the file's directory is in the working tree, written as the linted path is.
+    pub dir: PathBuf,
+    pub text: String,
+}
+
+/// Config files larger than this are refused rather than read.
+pub const MAX_CONFIG_SIZE: u64 = 1024 * 1024;
+
+/// The config file that revision `rev` holds for `start`: the first of
+/// [`crate::render::repo::CONFIG_FILES`] in the directory of `start` or the nearest one above it
+/// up to the top of the working tree, as `config::find` looks for it on disk. `None` when the
+/// revision has none; symlinks and submodules there do not count.
+pub fn config_at(start: &Path, rev: &str) -> Result<Option<ConfigAtRevision>, String> {
+    let base = crate::paths::dir_of(start);
+    let repo = gix::discover(&base).map_err(|e| {
+        format!(
+            "--trusted-config-rev needs a git repository, but {} is not inside one: {}",
+            base.display(),
+            describe(&e)
+        )
+    })?;
+    let workdir = repo.workdir().ok_or_else(|| {
+        format!(
+            "the repository at {} is bare, it has no working tree",
+            repo.git_dir().display()
+        )
+    })?;
+    let mut prefix = prefix_in_workdir(&base, workdir)?;
+    let (r, tree) = revision_tree(&repo, rev)?;
+    let mut written = base.clone();
+    loop {
+        for name in crate::render::repo::CONFIG_FILES {
+            let rel = if prefix.is_empty() {
+                BString::from(name)
+            } else {
+                let mut p = prefix.clone();
+                p.push(b'/');
+                p.extend_from_slice(name.as_bytes());
+                p
+            };
+            let found = tree
+                .lookup_entry_by_path(to_path(rel.as_bstr()))
+                .map_err(|e| r.missing("its tree", e))?;
+            let Some(entry) = found.filter(|e| e.mode().is_blob()) else {
+                continue;
+            };
+            let shown = format!("{rev}:{rel}");
+            let size = repo
+                .find_header(entry.object_id())
+                .map_err(|e| r.missing(&rel.to_string(), e))?
+                .size();
+            if size > MAX_CONFIG_SIZE {
+                return Err(format!(
+                    "{shown}: {size} bytes, more than a config file may have ({MAX_CONFIG_SIZE})"
+                ));
+            }
+            let blob = entry.object().map_err(|e| r.missing(&rel.to_string(), e))?;
+            let text = String::from_utf8(blob.data.clone())
+                .map_err(|_| format!("{shown}: the config file is not UTF-8"))?;
+            return Ok(Some(ConfigAtRevision {
+                name: shown,
+                dir: crate::render::normalize(&written),
+                text,
+            }));
+        }
+        if prefix.is_empty() {
+            return Ok(None);
+        }
+        prefix = match prefix.rfind_byte(b'/') {
+            Some(i) => prefix[..i].into(),
+            None => BString::default(),
+        };
+        written = written.join("..");
+    }
 }
 
 /// The regular files the index tracks below `prefix`, relative to it. They matter only for

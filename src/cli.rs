@@ -185,6 +185,19 @@ pub struct ConfigArgs {
     /// Ignore config files.
     #[arg(long, global = true, conflicts_with = "config")]
     pub no_config: bool,
+    /// A config the CI job controls (e.g. the base branch's copy, kept outside the checkout):
+    /// the repository's config may make its settings stricter, never looser.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub trusted_config: Option<PathBuf>,
+    /// --trusted-config, read from the git revision REV (e.g. origin/main) where the working
+    /// tree's config is looked for; defaults apply when REV has none. Read in-process.
+    #[arg(
+        long,
+        value_name = "REV",
+        global = true,
+        conflicts_with = "trusted_config"
+    )]
+    pub trusted_config_rev: Option<String>,
 }
 
 /// Why a command could not run: exit 2.
@@ -279,9 +292,18 @@ impl miette::SourceCode for NamedConfig<'_> {
     }
 }
 
-/// The governing config (from `--config`, or found above the first path) and the
-/// `repo-urls` of every linted repository.
+/// The governing config (from `--config`, or found above the first path, clamped by the trusted
+/// one if any) and the `repo-urls` of every linted repository.
 fn configs(paths: &[PathBuf], args: &ConfigArgs) -> Result<(Config, Vec<String>), Failure> {
+    let (governing, mut urls) = repo_configs(paths, args)?;
+    let Some(trusted) = trusted_config(paths, args)? else {
+        return Ok((governing, urls));
+    };
+    urls.extend(trusted.repo_urls.iter().cloned());
+    Ok((config::pin(governing, trusted), urls))
+}
+
+fn repo_configs(paths: &[PathBuf], args: &ConfigArgs) -> Result<(Config, Vec<String>), Failure> {
     if args.no_config {
         return Ok((Config::default(), Vec::new()));
     }
@@ -298,6 +320,50 @@ fn configs(paths: &[PathBuf], args: &ConfigArgs) -> Result<(Config, Vec<String>)
         governing.get_or_insert(c);
     }
     Ok((governing.unwrap_or_default(), urls))
+}
+
+/// The config of `--trusted-config` or `--trusted-config-rev`. A file's `per-path` globs are
+/// relative to the linted repository's root, wherever the file is kept.
+fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>, Failure> {
+    let first = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
+    if let Some(rev) = &args.trusted_config_rev {
+        let trusted = match crate::changed::config_at(&first, rev)? {
+            Some(found) => config::parse_named(&found.name, found.dir, found.text)?,
+            None => Config {
+                label: Some(format!("none at {rev} (defaults)")),
+                ..Config::default()
+            },
+        };
+        return Ok(Some(trusted));
+    }
+    let Some(file) = &args.trusted_config else {
+        return Ok(None);
+    };
+    let mut trusted = config::load(file)?;
+    let dir = crate::render::normalize(&crate::render::repo::find_root(&first));
+    if inside(file, &dir) {
+        eprintln!(
+            "gitops-lint: warning: the trusted config {} is inside the linted repository, where a \
+             change under review can rewrite it; keep it outside the checkout or use \
+             --trusted-config-rev",
+            file.display()
+        );
+    }
+    trusted.glob_dir = Some(dir);
+    Ok(Some(trusted))
+}
+
+/// Whether `file` is below `dir`, both resolved.
+fn inside(file: &std::path::Path, dir: &std::path::Path) -> bool {
+    let dir = if dir.as_os_str().is_empty() {
+        std::path::Path::new(".")
+    } else {
+        dir
+    };
+    match (file.canonicalize(), dir.canonicalize()) {
+        (Ok(f), Ok(d)) => f.starts_with(d),
+        _ => false,
+    }
 }
 
 pub fn main() -> i32 {

@@ -70,20 +70,281 @@ pub struct Config {
     pub max_file_size: Option<u64>,
     /// Where each top-level key was set: `key` → line in the file.
     pub origins: BTreeMap<&'static str, u32>,
+    /// Where it came from when that is not a file on disk (`REV:.gitops-lint.yaml`).
+    pub label: Option<String>,
+    /// The directory `per-path` globs are relative to, when not the file's own.
+    pub glob_dir: Option<PathBuf>,
+    /// The settings this config may only make stricter (`--trusted-config`).
+    pub trusted: Option<Box<Config>>,
+    /// The top-level keys whose value is the trusted config's.
+    pub from_trusted: BTreeSet<&'static str>,
+    /// What the trusted config overrode, for `gitops-lint config`.
+    pub clamped: Vec<Clamp>,
+}
+
+/// A setting of the repository's config that the trusted config overrode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clamp {
+    /// The key, as the file spells it (`fail-on`, `rules`, `per-path`).
+    pub key: &'static str,
+    pub note: String,
 }
 
 impl Config {
     /// The directory the file's globs are relative to.
     pub fn dir(&self) -> Option<&Path> {
-        self.path.as_deref().and_then(Path::parent)
+        self.glob_dir
+            .as_deref()
+            .or_else(|| self.path.as_deref().and_then(Path::parent))
     }
 
-    /// Whether a rule runs at all.
+    /// Where the settings came from, as `gitops-lint config` and errors name it.
+    pub fn name(&self) -> Option<String> {
+        self.label
+            .clone()
+            .or_else(|| self.path.as_ref().map(|p| p.display().to_string()))
+    }
+
+    /// Whether a rule runs at all: when this config turns it on, or, under a trusted config,
+    /// when either does.
     pub fn enabled(&self, rule: &str) -> bool {
+        match &self.trusted {
+            None => self.enabled_here(rule),
+            Some(t) => t.enabled(rule) || self.asks_for(rule),
+        }
+    }
+
+    fn enabled_here(&self, rule: &str) -> bool {
         self.select.as_ref().is_none_or(|s| s.contains(rule))
             && !self.ignore.contains(rule)
             && self.severity.get(rule) != Some(&None)
     }
+
+    /// Whether the file names the rule to run it, somewhere.
+    fn asks_for(&self, rule: &str) -> bool {
+        let on = |level: Option<&Option<Severity>>| matches!(level, Some(Some(_)));
+        (self.select.as_ref().is_some_and(|s| s.contains(rule)) && self.enabled_here(rule))
+            || on(self.severity.get(rule))
+            || self.per_path.iter().any(|p| on(p.severity.get(rule)))
+    }
+
+    /// The severity a finding of `rule` at `path` (as discovery writes it) is reported with,
+    /// starting from the rule's own `severity`, or `None` when it is not reported. Under a
+    /// trusted config, this file's settings apply on top of the trusted config's verdict and
+    /// cannot go below it: they can turn a rule on or raise it, never drop or lower it.
+    pub fn verdict(&self, rule: &str, severity: Severity, path: &Path) -> Option<Severity> {
+        match &self.trusted {
+            None => self.verdict_here(rule, Some(severity), severity, path),
+            Some(t) => {
+                let floor = t.verdict(rule, severity, path);
+                floor.max(self.verdict_here(rule, floor, severity, path))
+            }
+        }
+    }
+
+    /// This file's verdict, starting from `start`: the rule's severity, or what the trusted
+    /// config decided (`None`: off), which the file keeps where it does not name the rule.
+    fn verdict_here(
+        &self,
+        rule: &str,
+        start: Option<Severity>,
+        severity: Severity,
+        path: &Path,
+    ) -> Option<Severity> {
+        let mut level = self.global_here(rule, start, severity);
+        if self.per_path.is_empty() || !self.enabled_here(rule) {
+            return level;
+        }
+        let path = crate::render::normalize(path);
+        let dir = self.dir().map(crate::render::normalize).unwrap_or_default();
+        let rel = path.strip_prefix(&dir).unwrap_or(&path);
+        for p in self.per_path.iter().filter(|p| p.matches(rel)) {
+            if p.ignore.contains(rule) {
+                return None;
+            }
+            if let Some(l) = p.severity.get(rule) {
+                level = Some((*l)?);
+            }
+        }
+        level
+    }
+
+    /// The verdict outside `per-path` entries.
+    fn global_here(
+        &self,
+        rule: &str,
+        start: Option<Severity>,
+        severity: Severity,
+    ) -> Option<Severity> {
+        if !self.enabled_here(rule) {
+            return None;
+        }
+        match self.severity.get(rule) {
+            Some(level) => *level,
+            None if self.select.is_some() => start.or(Some(severity)),
+            None => start,
+        }
+    }
+}
+
+/// Whether `a` fails a run on more findings than `b` does.
+fn stricter(a: FailOn, b: FailOn) -> bool {
+    let rank = |f: FailOn| f.threshold().map_or(0, |s| 3 - s as u8);
+    rank(a) > rank(b)
+}
+
+fn level_name(level: Option<Severity>) -> &'static str {
+    level.map_or("off", Severity::as_str)
+}
+
+/// The repository's config `repo` under the trusted config `trusted`: the repository's may make
+/// a setting stricter, never looser. Limits are the lower of the two; `fail-on` the stricter;
+/// `exclude` only the trusted config's (a repository exclude could hide any file); the Argo CD
+/// version only the trusted config's (either direction can silence a version-dependent rule);
+/// `repo-urls` add up (they only widen what is read); rules and `per-path` are decided for
+/// each finding by both configs, the stricter verdict winning (see [`Config::verdict`]).
+pub fn pin(repo: Config, trusted: Config) -> Config {
+    let mut c = repo;
+    let at = |c: &Config, key: &str| match (c.name(), c.origins.get(key)) {
+        (Some(name), Some(line)) => format!("{name}:{line}"),
+        (Some(name), None) => name,
+        (None, _) => "the repository's config".into(),
+    };
+    let trusted_name = trusted
+        .name()
+        .unwrap_or_else(|| "the trusted config".into());
+    let mut clamped = Vec::new();
+    let mut from_trusted = BTreeSet::new();
+
+    let floor = trusted.fail_on.unwrap_or(FailOn::Warning);
+    match c.fail_on {
+        Some(own) if !stricter(own, floor) && own != floor => {
+            clamped.push(Clamp {
+                key: "fail-on",
+                note: format!(
+                    "{} sets `{}`, looser than the trusted `{}`",
+                    at(&c, "fail-on"),
+                    own.as_str(),
+                    floor.as_str()
+                ),
+            });
+            c.fail_on = trusted.fail_on.or(Some(floor));
+            from_trusted.insert("fail-on");
+        }
+        Some(_) => {}
+        None => {
+            c.fail_on = trusted.fail_on;
+            from_trusted.insert("fail-on");
+        }
+    }
+
+    let limit = trusted
+        .max_file_size
+        .unwrap_or(crate::discover::DEFAULT_MAX_FILE_SIZE);
+    match c.max_file_size {
+        Some(own) if own > limit => {
+            clamped.push(Clamp {
+                key: "max-file-size",
+                note: format!(
+                    "{} sets {own}, above the trusted limit {limit}",
+                    at(&c, "max-file-size")
+                ),
+            });
+            c.max_file_size = Some(limit);
+            from_trusted.insert("max-file-size");
+        }
+        Some(_) => {}
+        None => {
+            c.max_file_size = trusted.max_file_size;
+            from_trusted.insert("max-file-size");
+        }
+    }
+
+    if !c.exclude.is_empty() {
+        clamped.push(Clamp {
+            key: "exclude",
+            note: format!(
+                "{} excludes [{}]; under a trusted config only its excludes apply",
+                at(&c, "exclude"),
+                c.exclude.join(", ")
+            ),
+        });
+    }
+    c.exclude = trusted.exclude.clone();
+    from_trusted.insert("exclude");
+
+    if let Some(own) = c
+        .argocd_version
+        .filter(|v| Some(*v) != trusted.argocd_version)
+    {
+        clamped.push(Clamp {
+            key: "argocd-version",
+            note: format!(
+                "{} sets {own}; under a trusted config only it or --argocd-version sets it",
+                at(&c, "argocd-version")
+            ),
+        });
+    }
+    c.argocd_version = trusted.argocd_version;
+    from_trusted.insert("argocd-version");
+
+    let mut urls = trusted.repo_urls.clone();
+    urls.extend(
+        c.repo_urls
+            .iter()
+            .filter(|u| !trusted.repo_urls.contains(u))
+            .cloned(),
+    );
+    c.repo_urls = urls;
+
+    // Rules and per-path are not merged into one set (the verdict asks both configs); these
+    // notes say where the repository's would have been looser.
+    for rule in RULES {
+        let floor = trusted.global_here(rule.id, Some(rule.severity), rule.severity);
+        let own = c.global_here(rule.id, floor, rule.severity);
+        if own < floor {
+            clamped.push(Clamp {
+                key: "rules",
+                note: format!(
+                    "`{}` is {} in {}, kept at {} by {trusted_name}",
+                    rule.id,
+                    level_name(own),
+                    at(&c, "rules"),
+                    level_name(floor)
+                ),
+            });
+        }
+    }
+    for p in &c.per_path {
+        let lowered: Vec<String> = RULES
+            .iter()
+            .filter_map(|rule| {
+                let floor = trusted.global_here(rule.id, Some(rule.severity), rule.severity)?;
+                let own = if p.ignore.contains(rule.id) {
+                    None
+                } else {
+                    *p.severity.get(rule.id)?
+                };
+                (own < Some(floor)).then(|| format!("`{}` {}", rule.id, level_name(own)))
+            })
+            .collect();
+        if !lowered.is_empty() {
+            clamped.push(Clamp {
+                key: "per-path",
+                note: format!(
+                    "[{}] in {} sets {}, kept at the level of {trusted_name}",
+                    p.globs.join(", "),
+                    at(&c, "per-path"),
+                    lowered.join(", ")
+                ),
+            });
+        }
+    }
+
+    c.clamped = clamped;
+    c.from_trusted = from_trusted;
+    c.trusted = Some(Box::new(trusted));
+    c
 }
 
 /// A mistake in the config file, with the place it is at.
@@ -172,6 +433,15 @@ pub fn load(path: &Path) -> Result<Config, Box<ConfigError>> {
         })
     })?;
     parse(path, text)
+}
+
+/// Parses config text that is not a file on disk, named `name` (`REV:.gitops-lint.yaml`),
+/// its `per-path` globs relative to `dir`.
+pub fn parse_named(name: &str, dir: PathBuf, text: String) -> Result<Config, Box<ConfigError>> {
+    let mut c = parse(Path::new(name), text)?;
+    c.label = Some(name.to_string());
+    c.glob_dir = Some(dir);
+    Ok(c)
 }
 
 /// Reads the config of the repository that holds `start`, if it has one.

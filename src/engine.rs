@@ -514,25 +514,7 @@ fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
 
 /// The config's verdict on a finding: dropped, or kept with its severity.
 fn configure(mut f: Finding, config: &Config, sources: &SourceDb) -> Option<Finding> {
-    if !config.enabled(f.rule) {
-        return None;
-    }
-    if let Some(level) = config.severity.get(f.rule) {
-        f.severity = (*level)?;
-    }
-    if !config.per_path.is_empty() {
-        let path = render::normalize(&sources.get(f.primary.span.file).path);
-        let dir = config.dir().map(render::normalize).unwrap_or_default();
-        let rel = path.strip_prefix(&dir).unwrap_or(&path);
-        for p in config.per_path.iter().filter(|p| p.matches(rel)) {
-            if p.ignore.contains(f.rule) {
-                return None;
-            }
-            if let Some(level) = p.severity.get(f.rule) {
-                f.severity = (*level)?;
-            }
-        }
-    }
+    f.severity = config.verdict(f.rule, f.severity, &sources.get(f.primary.span.file).path)?;
     Some(f)
 }
 

@@ -523,6 +523,8 @@ fn action_yml_declares_the_inputs_and_keeps_expressions_out_of_scripts() {
         ("sarif-file", "gitops-lint.sarif"),
         ("baseline", ""),
         ("args", ""),
+        ("trusted-config", ""),
+        ("config-from-base", "false"),
     ] {
         assert_eq!(
             action.inputs.get(input).map(String::as_str),
@@ -861,6 +863,109 @@ fn a_missing_gitops_lint_bin_is_an_error() {
     assert_eq!(outcome.code, 1);
     assert_eq!(outcome.failed_step.as_deref(), Some("Build gitops-lint"));
     assert!(outcome.stdout.contains("::error::GITOPS_LINT_BIN"));
+}
+
+/// A pull request whose config turns the linter off, against a base branch whose config does
+/// not: pinned by `config-from-base` or `trusted-config`, the base's settings hold.
+#[test]
+fn a_pinned_config_holds_against_the_pull_request_config() {
+    if Command::new("git").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: the `git` program is not installed");
+        return;
+    }
+    let action = load_action();
+    let sb = sandbox();
+    let ws = &sb.workspace;
+    let git = |args: &[&str]| common::git(ws, args);
+    let origin = sb.temp.join("origin.git");
+    common::git(
+        &sb.temp,
+        &["init", "-q", "--bare", origin.to_str().unwrap()],
+    );
+    git(&["init", "-q", "-b", "feature"]);
+    for (k, v) in [
+        ("user.name", "Test"),
+        ("user.email", "test@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(&["config", k, v]);
+    }
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    git(&["remote", "add", "origin", origin.to_str().unwrap()]);
+    git(&["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    // As after actions/checkout of a pull request: the base branch is not fetched.
+    common::git(ws, &["update-ref", "-d", "refs/remotes/origin/main"]);
+    let base = std::fs::read_to_string(ws.join(".gitops-lint.yaml")).unwrap();
+    std::fs::write(sb.temp.join("trusted.yaml"), &base).unwrap();
+    std::fs::write(
+        ws.join(".gitops-lint.yaml"),
+        format!("{base}fail-on: never\nexclude: ['**']\nrules:\n  ignore: [all]\n"),
+    )
+    .unwrap();
+    fn pull_request<'a>(with: Vec<(&'a str, &'a str)>) -> Job<'a> {
+        Job {
+            with,
+            env: vec![
+                ("GITOPS_LINT_BIN", Some(BIN.to_string())),
+                ("GITHUB_BASE_REF", Some("main".to_string())),
+            ],
+            path: None,
+        }
+    }
+
+    // Unpinned, the pull request's config silences everything.
+    let outcome = run_action(&action, ws, &sb.temp, &pull_request(vec![("fail-on", "")]));
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    assert_eq!(outcome.outputs["findings"], "0");
+
+    let pinned = direct_report(ws, &["--trusted-config", "../runner-temp/trusted.yaml"]);
+    assert_eq!(
+        counts(&pinned),
+        counts(&direct_report(
+            ws,
+            &["--config", "../runner-temp/trusted.yaml"]
+        )),
+        "the pinned run reports what the base config does"
+    );
+    let job = pull_request(vec![("fail-on", ""), ("config-from-base", "true")]);
+    let outcome = run_action(&action, ws, &sb.temp, &job);
+    assert_eq!(outcome.code, 1, "stderr: {}", outcome.stderr);
+    expect_outputs(&outcome, &pinned, "gitops-lint.sarif");
+    // The base branch was fetched for it.
+    git(&[
+        "rev-parse",
+        "--verify",
+        "--quiet",
+        "refs/remotes/origin/main",
+    ]);
+    // Fetched already: used as it is.
+    let outcome = run_action(&action, ws, &sb.temp, &job);
+    assert_eq!(outcome.code, 1, "stderr: {}", outcome.stderr);
+
+    let trusted = sb.temp.join("trusted.yaml");
+    let job = pull_request(vec![
+        ("fail-on", ""),
+        ("trusted-config", trusted.to_str().unwrap()),
+    ]);
+    let outcome = run_action(&action, ws, &sb.temp, &job);
+    assert_eq!(outcome.code, 1, "stderr: {}", outcome.stderr);
+    expect_outputs(&outcome, &pinned, "gitops-lint.sarif");
+
+    // A push has no base branch: the checked-out config applies, with a notice.
+    let job = Job {
+        with: vec![("fail-on", ""), ("config-from-base", "true")],
+        ..Job::default()
+    };
+    let outcome = run_action(&action, ws, &sb.temp, &job);
+    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+    assert!(
+        outcome.stdout.contains("::notice::config-from-base"),
+        "{}",
+        outcome.stdout
+    );
+    let job = pull_request(vec![("config-from-base", "yes")]);
+    assert_eq!(run_action(&action, ws, &sb.temp, &job).code, 2);
 }
 
 fn make_executable(path: &Path) {

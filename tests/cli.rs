@@ -353,3 +353,251 @@ fn what_only_kustomize_reads_is_whole_where_it_reads_it() {
     assert_eq!(schema["description"], "patched", "{built:#}");
     assert_eq!(schema["properties"]["spec"]["type"], "object", "{built:#}");
 }
+
+/// An Application in the `default` project: `default-project` (a warning) fires on it.
+const DEFAULT_PROJECT_APP: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: NAME, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}
+  destination: {server: 'https://kubernetes.default.svc', namespace: a}
+";
+
+/// A config that tries to switch the linter off: a large file let through, every file
+/// excluded, the rule that fires turned off, and a run that never fails.
+const LOOSE_CONFIG: &str = "argocd-version: '3.4'
+fail-on: never
+max-file-size: 100000000
+exclude: ['**']
+rules:
+  ignore: [default-project]
+per-path:
+  - paths: ['apps/**']
+    severity: {default-project: info}
+";
+
+const TRUSTED_CONFIG: &str = "fail-on: warning
+max-file-size: 2000
+rules:
+  severity: {default-project: error}
+";
+
+/// `top/repo`: an Application that `default-project` reports, a file over the trusted size
+/// limit, and the loose config; `top/trusted.yaml` outside it.
+fn loose_repository() -> tempfile::TempDir {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    std::fs::create_dir_all(repo.join("apps")).unwrap();
+    let app = |name: &str| DEFAULT_PROJECT_APP.replace("NAME", name);
+    std::fs::write(repo.join("apps/a.yaml"), app("a")).unwrap();
+    let big = format!("{}# {}\n", app("big"), "x".repeat(4000));
+    std::fs::write(repo.join("apps/big.yaml"), big).unwrap();
+    std::fs::write(repo.join(".gitops-lint.yaml"), LOOSE_CONFIG).unwrap();
+    std::fs::write(top.path().join("trusted.yaml"), TRUSTED_CONFIG).unwrap();
+    top
+}
+
+fn lint_loose(dir: &std::path::Path, extra: &[&str]) -> (i32, serde_json::Value) {
+    let mut args = vec!["--format", "json"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    let out = run_in(dir, &args, Duration::from_secs(60));
+    assert!(out.code < 2, "{}", out.stderr);
+    (out.code, json(&out))
+}
+
+#[test]
+fn the_repository_config_cannot_loosen_a_trusted_config() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    // Left to itself, the repository's config silences everything.
+    let (code, report) = lint_loose(&repo, &[]);
+    assert_eq!(code, 0);
+    assert!(found(&report).is_empty(), "{report:#}");
+    assert_eq!(report["summary"]["files_scanned"], 0, "{report:#}");
+
+    let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
+    assert_eq!(code, 1, "fail-on never does not hold: {report:#}");
+    // Files are linted despite `exclude: ['**']`; the rule it turned off (and lowered to info
+    // for apps/**) is reported at the trusted severity.
+    let findings = report["findings"].as_array().unwrap();
+    let a = findings
+        .iter()
+        .find(|f| f["rule"] == "default-project" && f["file"] == "apps/a.yaml")
+        .unwrap_or_else(|| panic!("default-project on apps/a.yaml: {report:#}"));
+    assert_eq!(a["severity"], "error");
+    // The trusted size limit holds: the big file is skipped, unread.
+    let skipped = report["summary"]["files_skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == "apps/big.yaml" && s["reason"] == "too-large"),
+        "{report:#}"
+    );
+    assert!(
+        !findings.iter().any(|f| f["file"] == "apps/big.yaml"),
+        "{report:#}"
+    );
+    // Command-line flags still win: they belong to the job, like the trusted config.
+    let (code, _) = lint_loose(
+        &repo,
+        &["--trusted-config", "../trusted.yaml", "--fail-on", "never"],
+    );
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn the_repository_config_may_make_a_trusted_config_stricter() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    std::fs::write(
+        repo.join(".gitops-lint.yaml"),
+        "fail-on: info\nmax-file-size: 1000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        top.path().join("trusted.yaml"),
+        "fail-on: error\nrules:\n  severity: {default-project: info}\n",
+    )
+    .unwrap();
+    // The stricter fail-on and the lower size limit hold.
+    let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["findings"][0]["severity"], "info", "{report:#}");
+    let skipped = report["summary"]["files_skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{report:#}");
+    assert_eq!(skipped[0]["path"], "apps/big.yaml");
+    // A trusted config that turns a rule off does not stop the repository's turning it on.
+    std::fs::write(
+        repo.join(".gitops-lint.yaml"),
+        "rules:\n  severity: {default-project: warning}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        top.path().join("trusted.yaml"),
+        "rules:\n  ignore: [default-project]\n",
+    )
+    .unwrap();
+    let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(found(&report)[0].0, "default-project");
+    // A repository config silent about the rule leaves the trusted config's choice alone.
+    std::fs::remove_file(repo.join(".gitops-lint.yaml")).unwrap();
+    let (code, report) = lint_loose(&repo, &["--trusted-config", "../trusted.yaml"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert!(found(&report).is_empty(), "{report:#}");
+}
+
+#[test]
+fn a_trusted_config_read_from_a_git_revision() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: the `git` program is not installed");
+        return;
+    }
+    common::git(&repo, &["init", "-q", "-b", "main"]);
+    for (k, v) in [
+        ("user.name", "Test"),
+        ("user.email", "test@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        common::git(&repo, &["config", k, v]);
+    }
+    // No config at the first commit: the defaults are the floor.
+    std::fs::remove_file(repo.join(".gitops-lint.yaml")).unwrap();
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-q", "-m", "no config"]);
+    std::fs::write(repo.join(".gitops-lint.yaml"), LOOSE_CONFIG).unwrap();
+    let (code, report) = lint_loose(&repo, &["--trusted-config-rev", "HEAD"]);
+    assert_eq!(code, 1, "{report:#}");
+    let warning = found(&report)
+        .into_iter()
+        .any(|(r, f, _)| r == "default-project" && f == "apps/a.yaml");
+    assert!(warning, "{report:#}");
+
+    // The base branch's config, then a change that loosens it in the working tree.
+    std::fs::write(repo.join(".gitops-lint.yaml"), TRUSTED_CONFIG).unwrap();
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-q", "-m", "config"]);
+    std::fs::write(repo.join(".gitops-lint.yaml"), LOOSE_CONFIG).unwrap();
+    let (code, report) = lint_loose(&repo, &["--trusted-config-rev", "main"]);
+    assert_eq!(code, 1, "{report:#}");
+    assert_eq!(report["findings"][0]["severity"], "error", "{report:#}");
+    let skipped = report["summary"]["files_skipped"].as_array().unwrap();
+    assert_eq!(skipped[0]["path"], "apps/big.yaml", "{report:#}");
+    // Linting a folder finds the config the revision holds above it.
+    let out = run_in(
+        &repo,
+        &["--trusted-config-rev", "main", "--format", "json", "apps"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(json(&out)["findings"][0]["severity"], "error");
+
+    let out = run_in(
+        &repo,
+        &["--trusted-config-rev", "no-such-branch", "."],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("cannot resolve revision 'no-such-branch'"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn a_bad_trusted_config_is_a_usage_error() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    let limit = Duration::from_secs(60);
+    let out = run_in(&repo, &["--trusted-config", "../missing.yaml", "."], limit);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("../missing.yaml"), "{}", out.stderr);
+    std::fs::write(top.path().join("trusted.yaml"), "fail-on: sometimes\n").unwrap();
+    let out = run_in(&repo, &["--trusted-config", "../trusted.yaml", "."], limit);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("`sometimes` is not"), "{}", out.stderr);
+    let out = run_in(
+        &repo,
+        &[
+            "--trusted-config",
+            "../trusted.yaml",
+            "--trusted-config-rev",
+            "HEAD",
+            ".",
+        ],
+        limit,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    // A trusted config inside the linted tree protects nothing: said, not refused.
+    std::fs::write(repo.join("trusted.yaml"), TRUSTED_CONFIG).unwrap();
+    let out = run_in(&repo, &["--trusted-config", "trusted.yaml", "."], limit);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("is inside the linted repository"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn config_command_shows_what_the_trusted_config_clamped() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    let out = run_in(
+        &repo,
+        &["config", "--trusted-config", "../trusted.yaml", "."],
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    insta::assert_snapshot!("config-trusted", out.stdout);
+}

@@ -484,6 +484,8 @@ fn the_binary_runs_nothing_connects_nowhere_and_writes_only_where_told() {
     add(&["rules"], &[]);
     if has_git() {
         add(&["--changed-since", "HEAD", "."], &[]);
+        add(&["--trusted-config-rev", "HEAD", "."], &[]);
+        add(&["config", "--trusted-config-rev", "HEAD", "."], &[]);
     }
     // Late, so that the workspace's files are old enough to be stored.
     let cache = out.join("cache");

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
 
 fn origin(c: &Config, key: &str) -> String {
-    match (c.origins.get(key), &c.path) {
-        (Some(line), Some(path)) => format!("# {}:{line}", path.display()),
+    match (c.origins.get(key), c.name()) {
+        (Some(line), Some(name)) => format!("# {name}:{line}"),
         _ => "# default".to_string(),
     }
 }
@@ -37,6 +37,23 @@ pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> 
     };
     writeln!(out, "# the configuration gitops-lint uses here")?;
     writeln!(out, "config-file: {file}")?;
+    if let Some(t) = &c.trusted {
+        writeln!(
+            out,
+            "trusted-config: {} (the config file may make it stricter, never looser)",
+            t.name().unwrap_or_else(|| "defaults".into())
+        )?;
+    }
+    let from = |key: &str| match &c.trusted {
+        Some(t) if c.from_trusted.contains(key) => origin(t, key),
+        _ => origin(c, key),
+    };
+    let clamps = |key: &str, out: &mut dyn Write| -> io::Result<()> {
+        for clamp in c.clamped.iter().filter(|k| k.key == key) {
+            writeln!(out, "  # clamped: {}", clamp.note)?;
+        }
+        Ok(())
+    };
     let rows: Vec<(&str, String)> = vec![
         (
             "argocd-version",
@@ -60,14 +77,32 @@ pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> 
         ),
     ];
     for (key, value) in rows {
-        writeln!(out, "{:<44} {}", format!("{key}: {value}"), origin(c, key))?;
+        writeln!(out, "{:<44} {}", format!("{key}: {value}"), from(key))?;
+        clamps(key, out)?;
     }
-    writeln!(out, "{:<44} {}", "rules:", origin(c, "rules"))?;
+    rules(c, "", out)?;
+    clamps("rules", out)?;
+    per_path(c, "", out)?;
+    clamps("per-path", out)?;
+    if let Some(t) = &c.trusted {
+        rules(t, "trusted ", out)?;
+        per_path(t, "trusted ", out)?;
+    }
+    Ok(())
+}
+
+fn rules(c: &Config, prefix: &str, out: &mut dyn Write) -> io::Result<()> {
+    let head = format!("{prefix}rules:");
+    writeln!(out, "{head:<44} {}", origin(c, "rules"))?;
     let select = c.select.as_ref().map_or("all".to_string(), ids);
     writeln!(out, "  select: {select}")?;
     writeln!(out, "  ignore: {}", ids(&c.ignore))?;
-    writeln!(out, "  severity: {}", severities(&c.severity))?;
-    writeln!(out, "{:<44} {}", "per-path:", origin(c, "per-path"))?;
+    writeln!(out, "  severity: {}", severities(&c.severity))
+}
+
+fn per_path(c: &Config, prefix: &str, out: &mut dyn Write) -> io::Result<()> {
+    let head = format!("{prefix}per-path:");
+    writeln!(out, "{head:<44} {}", origin(c, "per-path"))?;
     for p in &c.per_path {
         writeln!(out, "  - paths: {}", list(p.globs.iter().cloned()))?;
         writeln!(out, "    ignore: {}", ids(&p.ignore))?;
