@@ -399,11 +399,12 @@ fn graph(
     repo_urls.extend(urls);
     let mut opts = options(vec![path], repo_urls);
     opts.config = config;
-    let outcome = engine::run(&opts)?;
-    let written = match format {
+    let mut outcome = engine::run(&opts)?;
+    report::mask(&mut outcome);
+    let written = report::write_masked(&outcome.secrets, out, |out| match format {
         GraphFormat::Text => report::tree::text(&outcome, out),
         GraphFormat::Dot => report::tree::dot(&outcome, out),
-    };
+    });
     written.map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
 }
@@ -421,8 +422,15 @@ fn show_config(
         writeln!(out, "{text}").map_err(io)?;
         return Ok(EXIT_OK);
     }
-    let (c, _) = configs(&[path.to_path_buf()], args)?;
-    report::config::print(&c, args.no_config, out).map_err(io)?;
+    let (c, urls) = configs(&[path.to_path_buf()], args)?;
+    // The file may repeat a value a Secret of the repository holds (a URL with its token).
+    let mut opts = options(vec![path.to_path_buf()], urls);
+    opts.config = c.clone();
+    let secrets = engine::secrets(&opts)?;
+    report::write_masked(&secrets, out, |out| {
+        report::config::print(&c, args.no_config, out)
+    })
+    .map_err(io)?;
     Ok(EXIT_OK)
 }
 
@@ -571,11 +579,14 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                     .find(|id| outcome.sources.get(*id).path == c.path)
                     .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
             };
-            out.write_all(fixed.diff(after_shown).as_bytes())
-                .and_then(|_| out.flush())
-                .map_err(|e| e.to_string())?;
+            let secrets = &outcome.secrets;
+            report::write_masked(secrets, out, |out| {
+                out.write_all(fixed.diff(after_shown).as_bytes())
+            })
+            .and_then(|_| out.flush())
+            .map_err(|e| e.to_string())?;
             for p in &fixed.problems {
-                eprintln!("gitops-lint: {p}");
+                eprintln!("gitops-lint: {}", secrets.mask(p));
             }
             eprintln!(
                 "gitops-lint: would fix {} in {files}",
@@ -594,15 +605,16 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                 let mut rules = c.fixed.clone();
                 rules.sort();
                 rules.dedup();
+                let path = c.path.display().to_string();
                 eprintln!(
                     "gitops-lint: fixed {} ({})",
-                    c.path.display(),
+                    outcome.secrets.mask(&path),
                     rules.join(", ")
                 );
             }
         }
         for p in &fixed.problems {
-            eprintln!("gitops-lint: {p}");
+            eprintln!("gitops-lint: {}", outcome.secrets.mask(p));
         }
         eprintln!(
             "gitops-lint: fixed {} in {}",
@@ -616,9 +628,15 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     } else {
         outcome = in_pool(|| engine::run(&opts))?;
     }
+    report::mask(&mut outcome);
 
     if let Some(file) = &args.write_baseline {
-        let b = Baseline::from_findings(&outcome.findings, &outcome.sources, &outcome.graph);
+        let b = Baseline::from_findings(
+            &outcome.findings,
+            &outcome.sources,
+            &outcome.graph,
+            &outcome.secrets,
+        );
         write_file(file, &b.to_yaml())?;
         eprintln!(
             "gitops-lint: wrote {} baseline entries to {}",
@@ -669,17 +687,20 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     match &args.output {
         Some(file) => {
             let mut buf = Vec::new();
-            report::reporter(args.format)
-                .report(&outcome, &settings, &mut buf)
-                .map_err(|e| e.to_string())?;
+            report::write_masked(&outcome.secrets, &mut buf, |buf| {
+                report::reporter(args.format).report(&outcome, &settings, buf)
+            })
+            .map_err(|e| e.to_string())?;
             write_file(file, &String::from_utf8_lossy(&buf))?;
-            report::reporter(Format::Human)
-                .report(&outcome, &settings, out)
-                .map_err(|e| e.to_string())?;
+            report::write_masked(&outcome.secrets, out, |out| {
+                report::reporter(Format::Human).report(&outcome, &settings, out)
+            })
+            .map_err(|e| e.to_string())?;
         }
-        None => report::reporter(args.format)
-            .report(&outcome, &settings, out)
-            .map_err(|e| e.to_string())?,
+        None => report::write_masked(&outcome.secrets, out, |out| {
+            report::reporter(args.format).report(&outcome, &settings, out)
+        })
+        .map_err(|e| e.to_string())?,
     }
     let failing = fail_on
         .threshold()
