@@ -401,10 +401,14 @@ fn graph(
     opts.config = config;
     let mut outcome = engine::run(&opts)?;
     report::mask(&mut outcome);
-    let written = report::write_masked(&outcome.secrets, out, |out| match format {
-        GraphFormat::Text => report::tree::text(&outcome, out),
+    // The tree is plain text for people: it is masked whole. Graphviz input is masked in its
+    // labels only, so that its syntax stays whole.
+    let written = match format {
+        GraphFormat::Text => report::write_masked(&outcome.secrets, out, |out| {
+            report::tree::text(&outcome, out)
+        }),
         GraphFormat::Dot => report::tree::dot(&outcome, out),
-    });
+    };
     written.map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
 }
@@ -687,20 +691,17 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     match &args.output {
         Some(file) => {
             let mut buf = Vec::new();
-            report::write_masked(&outcome.secrets, &mut buf, |buf| {
-                report::reporter(args.format).report(&outcome, &settings, buf)
-            })
-            .map_err(|e| e.to_string())?;
+            report::reporter(args.format)
+                .report(&outcome, &settings, &mut buf)
+                .map_err(|e| e.to_string())?;
             write_file(file, &String::from_utf8_lossy(&buf))?;
-            report::write_masked(&outcome.secrets, out, |out| {
-                report::reporter(Format::Human).report(&outcome, &settings, out)
-            })
-            .map_err(|e| e.to_string())?;
+            report::reporter(Format::Human)
+                .report(&outcome, &settings, out)
+                .map_err(|e| e.to_string())?;
         }
-        None => report::write_masked(&outcome.secrets, out, |out| {
-            report::reporter(args.format).report(&outcome, &settings, out)
-        })
-        .map_err(|e| e.to_string())?,
+        None => report::reporter(args.format)
+            .report(&outcome, &settings, out)
+            .map_err(|e| e.to_string())?,
     }
     let failing = fail_on
         .threshold()

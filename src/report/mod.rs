@@ -54,10 +54,11 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
 }
 
 /// Every text of the outcome that a report, a baseline or a note may print, with the run's
-/// secret values masked: done once, before anything is rendered, because rendering wraps and
-/// escapes text (a value split over two lines, or JSON-escaped, would no longer be found).
-/// Source text is masked where it is read for display ([`redacted_text`]), and whatever leaves
-/// the process goes through [`write_masked`] as well.
+/// secret values masked: done once, before any format renders, because rendering wraps and
+/// escapes text (a value split over two lines, or JSON-escaped, would no longer be found), and
+/// because masking a rendered report would also mask its structure (a JSON key, a rule id)
+/// wherever a value happens to spell it. Source text is masked where it is read for display
+/// ([`redacted_text`]); file paths are shown as they are.
 pub fn mask(outcome: &mut Outcome) {
     use rayon::prelude::*;
     let secrets = std::sync::Arc::clone(&outcome.secrets);
@@ -90,8 +91,9 @@ pub fn mask(outcome: &mut Outcome) {
     }
 }
 
-/// Writes what `render` writes to `out`, with the run's secret values masked: the text is
-/// made whole first, so that a value written in pieces is still found.
+/// Writes what `render` writes to `out`, with the run's secret values masked: for outputs that
+/// are plain text for people (the tree, the configuration, a diff), whose every word may be
+/// masked. The text is made whole first, so that a value written in pieces is still found.
 pub fn write_masked(
     secrets: &Secrets,
     out: &mut dyn Write,
