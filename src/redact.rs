@@ -10,10 +10,11 @@ use base64::Engine as _;
 use std::borrow::Cow;
 
 /// Values shorter than this many bytes are masked in their own Secret only. Short values are
-/// mostly flags, ports, types and names (`true`, `false`, `yes`, `5432`, `git`, `admin`):
-/// masking each everywhere it occurs would blank ordinary words all over the report, and a
-/// value that short is guessed, not leaked.
-pub const MIN_LEN: usize = 6;
+/// mostly flags, ports, user names and names the repository uses for other things too (`true`,
+/// `5432`, `admin`, `orders`, `argocd`): masking each everywhere would blank namespaces, object
+/// names and ordinary words all over the report. Passwords and tokens are rarely shorter, and
+/// a value that short is guessed rather than leaked.
+pub const MIN_LEN: usize = 8;
 
 /// The secret values of a run, ready to be found in any text.
 #[derive(Debug, Default)]
@@ -144,13 +145,13 @@ mod tests {
             "a ******** b ******** true"
         );
         assert!(matches!(s.mask("nothing here"), Cow::Borrowed(_)));
-        assert!(secrets(&["short"]).is_empty());
+        assert!(secrets(&["shorter"]).is_empty());
     }
 
     #[test]
     fn overlapping_values_mask_their_union() {
-        let s = secrets(&["abcdef", "defghi", "cdefgh"]);
-        assert_eq!(s.mask("xabcdefghix"), "x*********x");
+        let s = secrets(&["abcdefgh", "fghijklm", "cdefghij"]);
+        assert_eq!(s.mask("xabcdefghijklmx"), "x*************x");
     }
 
     #[test]
@@ -163,9 +164,9 @@ mod tests {
 
     #[test]
     fn whole_characters_are_masked_and_line_breaks_kept() {
-        let s = secrets(&["ünïcödé", "line-a\nline-b"]);
-        let masked = s.mask("x ünïcödé y line-a\nline-b z");
-        assert_eq!(masked.len(), "x ünïcödé y line-a\nline-b z".len());
+        let s = secrets(&["ünïcödé", "line-a1\nline-b2"]);
+        let masked = s.mask("x ünïcödé y line-a1\nline-b2 z");
+        assert_eq!(masked.len(), "x ünïcödé y line-a1\nline-b2 z".len());
         assert!(!masked.contains('ü') && !masked.contains("line"));
         assert_eq!(masked.lines().count(), 2);
     }
