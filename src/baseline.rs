@@ -4,6 +4,7 @@
 //! the object has no name) and the JSON pointer of the node.
 
 use crate::finding::Finding;
+use crate::redact::Secrets;
 use crate::render::Graph;
 use crate::source::SourceDb;
 use crate::yaml::{self, Node, ParseLimits};
@@ -24,7 +25,9 @@ pub struct Fingerprint {
 }
 
 impl Fingerprint {
-    pub fn of(f: &Finding, sources: &SourceDb, graph: &Graph) -> Fingerprint {
+    /// Secret values in any part are masked: the fingerprint is written to baselines and
+    /// reports, and is compared masked, so that baselines keep matching.
+    pub fn of(f: &Finding, sources: &SourceDb, graph: &Graph, secrets: &Secrets) -> Fingerprint {
         let path = crate::render::normalize(&sources.get(f.primary.span.file).path);
         let object = f
             .unit
@@ -44,13 +47,18 @@ impl Fingerprint {
                 .text
                 .get(f.primary.span.range())
                 .unwrap_or("");
-            t.split_whitespace().collect::<Vec<_>>().join(" ")
+            secrets
+                .mask(t)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
         });
+        let masked = |s: String| secrets.mask(&s).into_owned();
         Fingerprint {
             rule: f.rule.to_string(),
-            file: graph.repo.relative(&path),
-            object,
-            pointer,
+            file: masked(graph.repo.relative(&path)),
+            object: object.map(masked),
+            pointer: pointer.map(masked),
             text,
         }
     }
@@ -92,11 +100,12 @@ impl Baseline {
         findings: impl IntoIterator<Item = &'a Finding>,
         sources: &SourceDb,
         graph: &Graph,
+        secrets: &Secrets,
     ) -> Baseline {
         let mut entries = BTreeMap::new();
         for f in findings {
             *entries
-                .entry(Fingerprint::of(f, sources, graph))
+                .entry(Fingerprint::of(f, sources, graph, secrets))
                 .or_insert(0) += 1;
         }
         Baseline { entries }
@@ -177,12 +186,13 @@ impl Baseline {
         findings: Vec<Finding>,
         sources: &SourceDb,
         graph: &Graph,
+        secrets: &Secrets,
     ) -> (Vec<Finding>, usize, Baseline) {
         let mut left = self.entries.clone();
         let mut kept = Vec::new();
         let mut accepted = 0;
         for f in findings {
-            let fp = Fingerprint::of(&f, sources, graph);
+            let fp = Fingerprint::of(&f, sources, graph, secrets);
             match left.get_mut(&fp) {
                 Some(n) if *n > 0 => {
                     *n -= 1;

@@ -465,9 +465,14 @@ fn graph(
     repo_urls.extend(urls);
     let mut opts = options(vec![path], repo_urls);
     opts.config = config;
-    let outcome = engine::run(&opts)?;
+    let mut outcome = engine::run(&opts)?;
+    report::mask(&mut outcome);
+    // The tree is plain text for people: it is masked whole. Graphviz input is masked in its
+    // labels only, so that its syntax stays whole.
     let written = match format {
-        GraphFormat::Text => report::tree::text(&outcome, out),
+        GraphFormat::Text => report::write_masked(&outcome.secrets, out, |out| {
+            report::tree::text(&outcome, out)
+        }),
         GraphFormat::Dot => report::tree::dot(&outcome, out),
     };
     written.map_err(|e| e.to_string())?;
@@ -487,8 +492,15 @@ fn show_config(
         writeln!(out, "{text}").map_err(io)?;
         return Ok(EXIT_OK);
     }
-    let (c, _) = configs(&[path.to_path_buf()], args)?;
-    report::config::print(&c, args.no_config, out).map_err(io)?;
+    let (c, urls) = configs(&[path.to_path_buf()], args)?;
+    // The file may repeat a value a Secret of the repository holds (a URL with its token).
+    let mut opts = options(vec![path.to_path_buf()], urls);
+    opts.config = c.clone();
+    let secrets = engine::secrets(&opts)?;
+    report::write_masked(&secrets, out, |out| {
+        report::config::print(&c, args.no_config, out)
+    })
+    .map_err(io)?;
     Ok(EXIT_OK)
 }
 
@@ -637,11 +649,14 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                     .find(|id| outcome.sources.get(*id).path == c.path)
                     .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
             };
-            out.write_all(fixed.diff(after_shown).as_bytes())
-                .and_then(|_| out.flush())
-                .map_err(|e| e.to_string())?;
+            let secrets = &outcome.secrets;
+            report::write_masked(secrets, out, |out| {
+                out.write_all(fixed.diff(after_shown).as_bytes())
+            })
+            .and_then(|_| out.flush())
+            .map_err(|e| e.to_string())?;
             for p in &fixed.problems {
-                eprintln!("gitops-lint: {p}");
+                eprintln!("gitops-lint: {}", secrets.mask(p));
             }
             eprintln!(
                 "gitops-lint: would fix {} in {files}",
@@ -660,15 +675,16 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                 let mut rules = c.fixed.clone();
                 rules.sort();
                 rules.dedup();
+                let path = c.path.display().to_string();
                 eprintln!(
                     "gitops-lint: fixed {} ({})",
-                    c.path.display(),
+                    outcome.secrets.mask(&path),
                     rules.join(", ")
                 );
             }
         }
         for p in &fixed.problems {
-            eprintln!("gitops-lint: {p}");
+            eprintln!("gitops-lint: {}", outcome.secrets.mask(p));
         }
         eprintln!(
             "gitops-lint: fixed {} in {}",
@@ -682,9 +698,15 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     } else {
         outcome = in_pool(|| engine::run(&opts))?;
     }
+    report::mask(&mut outcome);
 
     if let Some(file) = &args.write_baseline {
-        let b = Baseline::from_findings(&outcome.findings, &outcome.sources, &outcome.graph);
+        let b = Baseline::from_findings(
+            &outcome.findings,
+            &outcome.sources,
+            &outcome.graph,
+            &outcome.secrets,
+        );
         write_file(file, &b.to_yaml())?;
         eprintln!(
             "gitops-lint: wrote {} baseline entries to {}",

@@ -8,6 +8,7 @@ use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
 use crate::finding::{Finding, ObjectRef, Severity};
 use crate::model::Object;
+use crate::redact::Secrets;
 use crate::render::{self, repo, FileDocs, Graph, Note};
 use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
@@ -76,6 +77,8 @@ pub struct Outcome {
     pub summary: Summary,
     /// Byte ranges whose text no output may show (Secret values).
     pub redactions: Vec<Span>,
+    /// The secret values themselves, to be masked wherever else they occur.
+    pub secrets: Arc<Secrets>,
     pub graph: Graph,
     /// Baseline entries that no longer occur.
     pub stale: Baseline,
@@ -689,6 +692,14 @@ fn assemble(
     }
 }
 
+/// The secret values of the files `opts` names, for a command that prints something other
+/// than a report: read, parsed and rendered, not linted.
+pub fn secrets(opts: &Options) -> Result<Secrets, String> {
+    let loaded = load(opts)?;
+    let graph = render::build(&loaded.sources, &loaded.docs, loaded.repo);
+    Ok(secret_values(&loaded.docs, &graph))
+}
+
 pub fn run(opts: &Options) -> Result<Outcome, String> {
     let started = Instant::now();
     let loaded = load(opts)?;
@@ -719,6 +730,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
             .filter(|u| u.obj.generated)
             .flat_map(|u| u.obj.secret_value_spans()),
     );
+    let secrets = Arc::new(secret_values(&docs, &graph));
 
     let file_objects: Vec<&Object> = docs
         .iter()
@@ -795,7 +807,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     }
     let mut stale = Baseline::default();
     if let Some(baseline) = &opts.baseline {
-        let (kept, accepted, mut left) = baseline.filter(findings, &sources, &graph);
+        let (kept, accepted, mut left) = baseline.filter(findings, &sources, &graph, &secrets);
         findings = kept;
         summary.baselined = accepted;
         // Entries about files outside the reported ones are not known to be fixed.
@@ -845,11 +857,26 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         findings,
         summary,
         redactions,
+        secrets,
         graph,
         stale,
         clean,
         docs,
     }
+}
+
+/// Every secret value of the run: those the files hold, and those of the Secrets kustomize
+/// generates (which carry what their generators read from files and env files).
+fn secret_values(docs: &[FileDocs], graph: &Graph) -> Secrets {
+    let from_files = docs
+        .par_iter()
+        .flat_map_iter(|d| d.objects.iter().flat_map(|o| o.secret_values()));
+    let generated = graph
+        .units
+        .par_iter()
+        .filter(|u| u.obj.generated)
+        .flat_map_iter(|u| u.obj.secret_values());
+    Secrets::new(from_files.chain(generated).collect::<Vec<String>>())
 }
 
 /// How many lint-and-fix rounds `--fix` runs at most. Fixes that meet in one place wait for

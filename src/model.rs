@@ -77,6 +77,60 @@ impl Object {
             .flat_map(|data| data.entries().iter().map(|e| e.value.span))
             .collect()
     }
+
+    /// The secret values themselves, as the cluster would read them, for masking wherever
+    /// else they are written: a Secret's `stringData`, its `data` decoded (and as written), a
+    /// `secretGenerator`'s literals, a `fake` provider's values. A generator's files and env
+    /// files are read by the renderer: their values come with the Secret it generates.
+    pub fn secret_values(&self) -> Vec<String> {
+        let scalars = |n: &Node| -> Vec<String> {
+            n.entries()
+                .iter()
+                .filter_map(|e| e.value.as_str().map(str::to_string))
+                .collect()
+        };
+        if matches!(self.kind.as_str(), "Kustomization" | "Component") {
+            let generators = self.root.get("secretGenerator").map(Node::items);
+            return generators
+                .unwrap_or(&[])
+                .iter()
+                .flat_map(|g| g.get("literals").map(Node::items).unwrap_or(&[]))
+                .filter_map(|item| item.as_str()?.split_once('='))
+                .map(|(_, v)| {
+                    let v = v.trim();
+                    let quoted = v.len() >= 2
+                        && ['"', '\'']
+                            .iter()
+                            .any(|q| v.starts_with(*q) && v.ends_with(*q));
+                    if quoted { &v[1..v.len() - 1] } else { v }.to_string()
+                })
+                .collect();
+        }
+        if self.group() == "external-secrets.io"
+            && matches!(self.kind.as_str(), "SecretStore" | "ClusterSecretStore")
+        {
+            let items = self.root.path(&["spec", "provider", "fake", "data"]);
+            return items
+                .map(Node::items)
+                .unwrap_or(&[])
+                .iter()
+                .flat_map(|item| {
+                    let value = item.get("value").and_then(Node::as_str).map(str::to_string);
+                    let map = item.get("valueMap").map(scalars).unwrap_or_default();
+                    value.into_iter().chain(map)
+                })
+                .collect();
+        }
+        if !self.is("", "Secret") {
+            return Vec::new();
+        }
+        let mut out = self.root.get("stringData").map(scalars).unwrap_or_default();
+        for written in self.root.get("data").map(scalars).unwrap_or_default() {
+            out.extend(crate::redact::decode_data(&written));
+            out.push(written);
+        }
+        out
+    }
 }
 
 impl Object {

@@ -28,6 +28,17 @@ const CANARIES: &[&str] = &[
     "cAnArYD-next-to-a-fix",
     "cAnArYE-repo-creds-password",
     "cAnArYF-broken-generator",
+    "cAnArYG-sync-option",
+    "cAnArYH-configmap-value",
+    "cAnArYI-label-value",
+    "cAnArYJ-comment-text",
+    "cAnArYK-helm-parameter",
+    "cAnArYL-generator-in-patch",
+    "cAnArYM-decoded-elsewhere",
+    "cAnArYN-key-line-reused",
+    "cAnArYO-env-in-configmap",
+    "cAnArYP-annotation-base64",
+    "cAnArYQ-ünïcödé-value",
 ];
 
 fn b64(s: &str) -> String {
@@ -191,6 +202,112 @@ spec:
       data: [{key: /db/password, value: cAnArY8-fake-provider}]
 ",
     );
+    write_reuse(root);
+}
+
+/// Secret values that also appear outside their Secret or generator, each next to a finding
+/// (in its snippet, its message or a fix's diff): they are masked there too.
+fn write_reuse(root: &Path) {
+    let write = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "reuse/secret.yaml",
+        &format!(
+            "apiVersion: v1
+kind: Secret
+metadata:
+  name: reused
+  namespace: payments
+data:
+  decoded: {}
+  encoded: {}
+stringData:
+  option: cAnArYG-sync-option
+  config: cAnArYH-configmap-value
+  label: cAnArYI-label-value
+  comment: cAnArYJ-comment-text
+  helm: cAnArYK-helm-parameter
+  unicode: cAnArYQ-ünïcödé-value
+  key: |
+    -----BEGIN OPENSSH PRIVATE KEY-----
+    cAnArYN-key-line-reused
+    -----END OPENSSH PRIVATE KEY-----
+",
+            b64("cAnArYM-decoded-elsewhere"),
+            b64("cAnArYP-annotation-base64"),
+        ),
+    );
+    write(
+        "reuse/app.yaml",
+        &format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: reuse
+  namespace: argocd
+  labels:
+    team: cAnArYI-label-value
+  annotations:
+    argocd.argoproj.io/sync-options: Prune=nope
+    checksum: {}
+spec:
+  project: default
+  source:
+    repoURL: https://charts.example.com
+    chart: db
+    targetRevision: '*'
+    helm:
+      parameters:
+        - name: password
+          value: cAnArYK-helm-parameter
+        - name: enabled
+          value: true
+  destination: {{server: 'https://kubernetes.default.svc', namespace: a}}
+  syncPolicy:
+    automated: {{prune: true, selfHeal: true}}
+    syncOptions:
+      - cAnArYG-sync-option
+      # cAnArYJ-comment-text cAnArYN-key-line-reused
+      - createNamespace=true
+",
+            b64("cAnArYP-annotation-base64"),
+        ),
+    );
+    write(
+        "reuse/configmap.yaml",
+        "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: payments
+data:
+  url: cAnArYH-configmap-value
+  plain: cAnArYM-decoded-elsewhere
+  env: cAnArYO-env-in-configmap
+  unicode: x-cAnArYQ-ünïcödé-value-x
+  url: twice
+",
+    );
+    write(
+        "reuse-gen/kustomization.yaml",
+        "secretGenerator:
+  - name: api
+    literals:
+      - API_KEY=cAnArYL-generator-in-patch
+    envs:
+      - api.env
+patches:
+  - target: {kind: Deployment, name: missing}
+    patch: |
+      - op: add
+        path: /metadata/annotations/key
+        value: cAnArYL-generator-in-patch
+",
+    );
+    write("reuse-gen/api.env", "TOKEN=cAnArYO-env-in-configmap\n");
 }
 
 fn assert_no_canary(what: &str, text: &str) {
@@ -220,6 +337,13 @@ fn assert_findings_near_the_values(json: &str) {
         ("secret-in-git", "apps/mixed.yaml"),
         ("secret-in-git", "gen/kustomization.yaml"),
         ("secret-store-static-credentials", "stores/store.yaml"),
+        ("sync-option-invalid", "reuse/app.yaml"),
+        ("floating-target-revision", "reuse/app.yaml"),
+        ("ambiguous-boolean", "reuse/app.yaml"),
+        ("duplicate-key", "reuse/configmap.yaml"),
+        ("secret-in-git", "reuse/secret.yaml"),
+        ("secret-in-git", "reuse-gen/kustomization.yaml"),
+        ("kustomize-error", "reuse-gen/kustomization.yaml"),
     ] {
         assert!(
             found.iter().any(|(r, f, _)| r == rule && f == file),

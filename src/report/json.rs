@@ -151,8 +151,13 @@ impl Reporter for Json {
                 application: f.applications.first().map(String::as_str),
                 applications: &f.applications,
                 occurrences: f.occurrences,
-                fingerprint: crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph)
-                    .digest(),
+                fingerprint: crate::baseline::Fingerprint::of(
+                    f,
+                    &outcome.sources,
+                    &outcome.graph,
+                    &outcome.secrets,
+                )
+                .digest(),
                 fix: f.fix.as_ref().map(|fix| JsonFix {
                     applicability: fix.applicability,
                     message: &fix.message,

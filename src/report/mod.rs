@@ -10,6 +10,7 @@ pub mod sarif;
 pub mod tree;
 
 use crate::engine::Outcome;
+use crate::redact::Secrets;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -52,7 +53,62 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
     }
 }
 
-/// The text of a file with every redacted range masked, byte for byte, so spans stay valid.
+/// Every text of the outcome that a report, a baseline or a note may print, with the run's
+/// secret values masked: done once, before any format renders, because rendering wraps and
+/// escapes text (a value split over two lines, or JSON-escaped, would no longer be found), and
+/// because masking a rendered report would also mask its structure (a JSON key, a rule id)
+/// wherever a value happens to spell it. Source text is masked where it is read for display
+/// ([`redacted_text`]); file paths are shown as they are.
+pub fn mask(outcome: &mut Outcome) {
+    use rayon::prelude::*;
+    let secrets = std::sync::Arc::clone(&outcome.secrets);
+    if secrets.is_empty() {
+        return;
+    }
+    let mask = |text: &mut String| secrets.mask_in_place(text);
+    outcome.findings.par_iter_mut().for_each(|f| {
+        mask(&mut f.message);
+        f.help.iter_mut().for_each(mask);
+        mask(&mut f.primary.message);
+        f.secondary.iter_mut().for_each(|l| mask(&mut l.message));
+        if let Some(o) = &mut f.object {
+            o.name.iter_mut().chain(&mut o.namespace).for_each(mask);
+        }
+        f.pointer.iter_mut().for_each(mask);
+        f.applications.iter_mut().for_each(mask);
+        if let Some(fix) = &mut f.fix {
+            mask(&mut fix.message);
+            fix.edits.iter_mut().for_each(|e| mask(&mut e.content));
+        }
+    });
+    for n in &mut outcome.summary.not_rendered {
+        mask(&mut n.message);
+    }
+    for (_, reason) in &mut outcome.summary.skipped {
+        if let crate::discover::SkipReason::Unreadable(why) = reason {
+            mask(why);
+        }
+    }
+}
+
+/// Writes what `render` writes to `out`, with the run's secret values masked: for outputs that
+/// are plain text for people (the tree, the configuration, a diff), whose every word may be
+/// masked. The text is made whole first, so that a value written in pieces is still found.
+pub fn write_masked(
+    secrets: &Secrets,
+    out: &mut dyn Write,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    if secrets.is_empty() {
+        return render(out);
+    }
+    let mut buf = Vec::new();
+    render(&mut buf)?;
+    out.write_all(secrets.mask(&String::from_utf8_lossy(&buf)).as_bytes())
+}
+
+/// The text of a file with every redacted range and every secret value masked, byte for byte,
+/// so spans stay valid.
 pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
     let text = &outcome.sources.get(file).text;
     let mut bytes = text.clone().into_bytes();
@@ -71,7 +127,9 @@ pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
             }
         }
     }
-    String::from_utf8(bytes).unwrap_or_default()
+    let mut text = String::from_utf8(bytes).unwrap_or_default();
+    outcome.secrets.mask_in_place(&mut text);
+    text
 }
 
 /// Where a finding starts and ends: (path, start, end), lines and columns 1-based.

@@ -487,7 +487,8 @@ fn result<'a>(outcome: &'a Outcome, artifacts: &Artifacts, f: &'a Finding) -> Sa
         text.push_str(help);
     }
     let fingerprint =
-        crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph).digest();
+        crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph, &outcome.secrets)
+            .digest();
     SarifResult {
         rule_id: f.rule,
         rule_index: RULES.iter().position(|r| r.id == f.rule),

@@ -180,6 +180,8 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         if !c.is_empty() {
             text.push_str(&format!("\n{}", c.trim_start_matches(" → ")));
         }
+        // Only labels are masked: a value that is also a dot keyword must not break the graph.
+        let text = outcome.secrets.mask(&text);
         writeln!(out, "  app{a} [label={}];", quote(&text))?;
     }
     for (a, app) in g.apps.iter().enumerate() {
@@ -197,7 +199,7 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(
             out,
             "  set{set} [label={}, shape=folder];",
-            quote(&label(g, set))
+            quote(&outcome.secrets.mask(&label(g, set)))
         )?;
         for a in 0..g.apps.len() {
             if g.children(a).any(|c| c == set) {
