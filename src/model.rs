@@ -124,6 +124,32 @@ impl Object {
         if !self.is("", "Secret") {
             return Vec::new();
         }
+        // Argo CD's declarative repository and cluster Secrets also name what they are for:
+        // a repository URL, a cluster's server and name. Those are written again, as they
+        // should be, in every Application that deploys there, and are no credential (a URL
+        // with a user part still counts as one).
+        let argocd = self
+            .root
+            .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+            .is_some();
+        let scalars = |n: &Node| -> Vec<String> {
+            n.entries()
+                .iter()
+                .filter(|e| {
+                    let public = e
+                        .key
+                        .as_str()
+                        .is_some_and(|k| ARGOCD_PUBLIC_KEYS.contains(&k));
+                    let userinfo = e.value.as_str().is_some_and(|v| {
+                        v.split_once("://").is_some_and(|(_, rest)| {
+                            rest.split('/').next().is_some_and(|h| h.contains('@'))
+                        })
+                    });
+                    !(argocd && public && !userinfo)
+                })
+                .filter_map(|e| e.value.as_str().map(str::to_string))
+                .collect()
+        };
         let mut out = self.root.get("stringData").map(scalars).unwrap_or_default();
         for written in self.root.get("data").map(scalars).unwrap_or_default() {
             out.extend(crate::redact::decode_data(&written));
@@ -132,6 +158,19 @@ impl Object {
         out
     }
 }
+
+/// The keys of Argo CD's repository and cluster Secrets that say what the credentials are for,
+/// not the credentials (argo-cd `util/db/repository_secrets.go`, `util/db/cluster.go`).
+const ARGOCD_PUBLIC_KEYS: &[&str] = &[
+    "name",
+    "url",
+    "server",
+    "type",
+    "project",
+    "namespaces",
+    "clusterResources",
+    "shard",
+];
 
 impl Object {
     /// The External Secrets `fake` provider holds its secret values inline (`data[].value`,
