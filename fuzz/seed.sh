@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/lint_file corpus/render_repo
+mkdir -p corpus/lint_file corpus/render_repo corpus/expand_appset
 
 find "$fixtures" -type f \( -name '*.yaml' -o -name '*.yml' \) -print0 |
   while IFS= read -r -d '' f; do
@@ -25,4 +25,12 @@ find "$fixtures" -mindepth 1 -type d -print0 |
     mv "$out" "corpus/render_repo/$(sha1sum <"$out" | cut -c1-16)"
   done
 
-echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs"
+# expand_appset: flags, two list sizes, the element value, then templated annotations (see
+# fuzz/src/lib.rs). Heavy functions in a 32x32 matrix reach the ApplicationSet's budget.
+seed() { printf "$1" >"corpus/expand_appset/$2"; }
+seed '\x01\x03\x04v\n{{x}}-{{y}}\n{{i}}' fasttemplate
+seed '\x00\x20\x20v\n{{ .x | upper }}\n{{ range splitList "," (repeat 999 "a,") }}{{ sha256sum $.y }}{{ end }}' matrix-heavy
+seed '\x02\x05\x05v\n{{ .missing }}\n{{ nope }}\n{{ regexMatch "a" .x }}' errors
+seed '\x04\x10\x08v\n{{ .x }}-{{ .y }}\n{{ toJson . }}' merge
+
+echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs, expand_appset: $(ls corpus/expand_appset | wc -l) inputs"

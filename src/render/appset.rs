@@ -123,14 +123,23 @@ fn expand_into(
                 }
                 let result = match &flat {
                     None => template::render_go(text, &data, missing_error, cx.budget),
-                    Some(flat) => cx
-                        .budget
-                        .charge_bytes(text.len())
-                        .map(|()| template::render_fast(text, flat))
-                        .map_err(|_| TemplateError {
+                    Some(flat) => match cx.budget.charge_bytes(text.len()) {
+                        Err(_) => Err(TemplateError {
                             message: String::new(),
                             kind: ErrorKind::Limit,
                         }),
+                        // The output is paid for after the fact: one bounded field's worth.
+                        Ok(()) => {
+                            template::render_fast_within(text, flat, template::MAX_FIELD_OUTPUT)
+                                .and_then(|new| match cx.budget.charge_bytes(new.len()) {
+                                    Ok(()) => Ok(new),
+                                    Err(_) => Err(TemplateError {
+                                        message: String::new(),
+                                        kind: ErrorKind::Limit,
+                                    }),
+                                })
+                        }
+                    },
                 };
                 match result {
                     Ok(new) => Some(new),

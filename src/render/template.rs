@@ -67,10 +67,26 @@ impl std::error::Error for TemplateError {}
 /// Argo CD rejects a string with an unclosed `{{`; here the rest of the text is kept verbatim
 /// instead, since this function cannot fail (check [`has_template`] on the result if needed).
 pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
+    render_fast_within(text, params, usize::MAX).unwrap_or_default()
+}
+
+/// [`render_fast`], refusing (with the limit's message) an output longer than `max` bytes: a
+/// short string of tags can name a long value many times.
+pub fn render_fast_within(
+    text: &str,
+    params: &BTreeMap<String, String>,
+    max: usize,
+) -> Result<String, TemplateError> {
+    let too_long = || {
+        TemplateError::of_kind(
+            format!("template: output exceeds the {max}-byte limit"),
+            ErrorKind::Limit,
+        )
+    };
     // Argo CD only substitutes when some line holds `{{ ... }}`: its guard regex does not
     // cross newlines, so a tag split over lines alone is left untouched.
     if !text.split('\n').any(line_has_tag) {
-        return text.to_string();
+        return Ok(text.to_string());
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -81,8 +97,14 @@ pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
         };
         let tag = &after[..close];
         let name = tag.trim();
+        if out.len().saturating_add(open).saturating_add(close + 4) > max {
+            return Err(too_long());
+        }
         out.push_str(&rest[..open]);
         match params.get(name) {
+            Some(value) if !name.is_empty() && out.len().saturating_add(value.len()) > max => {
+                return Err(too_long());
+            }
             Some(value) if !name.is_empty() => out.push_str(value),
             _ => {
                 out.push_str("{{");
@@ -92,9 +114,15 @@ pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
         }
         rest = &after[close + 2..];
     }
+    if out.len().saturating_add(rest.len()) > max {
+        return Err(too_long());
+    }
     out.push_str(rest);
-    out
+    Ok(out)
 }
+
+/// The largest output [`render_fast_within`] and [`render_go`] produce for one string.
+pub const MAX_FIELD_OUTPUT: usize = MAX_OUTPUT;
 
 fn line_has_tag(line: &str) -> bool {
     line.find("{{")
@@ -1666,6 +1694,10 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
         if self.out.len().saturating_add(text.len()) > MAX_OUTPUT {
             return Err(format!("output exceeds the {MAX_OUTPUT}-byte limit"));
         }
+        // Output is paid for too: printing one large value in many places copies it each time.
+        let copied = text.len() / super::budget::BYTES_PER_STEP;
+        self.budget
+            .charge(u64::try_from(copied).unwrap_or(u64::MAX))?;
         self.out.push_str(text);
         Ok(())
     }
@@ -4560,6 +4592,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn fasttemplate_output_is_bounded() {
+        let mut p = BTreeMap::new();
+        p.insert("v".to_string(), "x".repeat(1000));
+        let many = "{{v}}".repeat(2000);
+        let err = render_fast_within(&many, &p, MAX_FIELD_OUTPUT).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Limit);
+        assert_eq!(
+            render_fast_within("a{{v}}b", &p, MAX_FIELD_OUTPUT)
+                .unwrap()
+                .len(),
+            1002
+        );
+    }
+
+    #[test]
+    fn errors_say_whose_limit_it_is() {
+        let kind = |text: &str| render_go(text, &data(), true).unwrap_err().kind;
+        assert_eq!(kind("{{ .nope }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ nope }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ .name"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ env \"HOME\" }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ regexMatch \"a\" .name }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ define \"x\" }}{{ end }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ 1i }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ repeat 100000000 \"x\" }}"), ErrorKind::Limit);
+        // `fail` says what the template says: it cannot pass for a gap or a bound.
+        let spoof = "{{ fail \"function \\\"fail\\\" is not supported offline\" }}";
+        assert_eq!(kind(spoof), ErrorKind::Invalid);
+        let spoof = format!("{{{{ fail \"{}\" }}}}", too_large());
+        assert_eq!(kind(&spoof), ErrorKind::Invalid);
+        let mut work = Work::new(100);
+        let err = super::render_go("{{ range 1000 }}x{{ end }}", &data(), false, &mut work);
+        assert_eq!(err.unwrap_err().kind, ErrorKind::Budget(Exhausted::Unit));
+        // Spent is spent: the next string fails at once.
+        let err = super::render_go("x", &data(), false, &mut work);
+        assert_eq!(err.unwrap_err().kind, ErrorKind::Budget(Exhausted::Unit));
     }
 
     #[test]
