@@ -8,7 +8,7 @@ use super::repo::{normalize_url, Repo};
 use super::template::{self, ErrorKind, TemplateError};
 use super::{Files, Note, Problem, ProblemKind};
 use crate::model::Object;
-use crate::yaml::{self, typing, Node, ParseLimits, Span, Value};
+use crate::yaml::{self, typing, Node, ParseLimits, Span, Style, Value};
 use foldhash::HashMap;
 use serde_json::{Map, Value as J};
 use std::collections::BTreeMap;
@@ -147,7 +147,7 @@ fn expand_into(
                         if cx.budget.exhausted().is_some() {
                             stopped = Some(scalar.span);
                         } else {
-                            failed.add(scalar.span, e);
+                            failed.add(scalar, e);
                         }
                         None
                     }
@@ -168,7 +168,7 @@ fn expand_into(
         cx.over_budget(at);
         return vec![application(appset, template.clone())];
     }
-    failed.report(total, cx.problems, notes);
+    failed.report(total, files, cx.problems, notes);
     out
 }
 
@@ -177,22 +177,29 @@ fn expand_into(
 #[derive(Default)]
 struct Failures {
     by_span: HashMap<Span, usize>,
-    list: Vec<(Span, TemplateError, usize)>,
+    list: Vec<(Span, Style, TemplateError, usize)>,
 }
 
 impl Failures {
-    fn add(&mut self, span: Span, e: TemplateError) {
-        match self.by_span.get(&span) {
-            Some(&i) => self.list[i].2 += 1,
+    fn add(&mut self, scalar: &Node, e: TemplateError) {
+        match self.by_span.get(&scalar.span) {
+            Some(&i) => self.list[i].3 += 1,
             None => {
-                self.by_span.insert(span, self.list.len());
-                self.list.push((span, e, 1));
+                self.by_span.insert(scalar.span, self.list.len());
+                self.list.push((scalar.span, scalar.style, e, 1));
             }
         }
     }
 
-    fn report(self, total: usize, problems: &mut Vec<Problem>, notes: &mut Vec<Note>) {
-        for (span, e, n) in self.list {
+    fn report(
+        self,
+        total: usize,
+        files: &Files,
+        problems: &mut Vec<Problem>,
+        notes: &mut Vec<Note>,
+    ) {
+        for (span, style, e, n) in self.list {
+            let span = template_line(files, span, style, &e.message);
             let sets = match (n, total) {
                 (1, 1) => "its parameter set".to_string(),
                 _ if n == total => format!("all {total} parameter sets"),
@@ -220,6 +227,33 @@ impl Failures {
     }
 }
 
+/// The line of a literal block (`|`, as `templatePatch` usually is) that the error names
+/// (`template: :N:`): its lines are the template's, one for one. Other scalars keep their span.
+fn template_line(files: &Files, span: Span, style: Style, message: &str) -> Span {
+    let line = message
+        .strip_prefix("template: :")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    let (Style::Literal, Some(line)) = (style, line) else {
+        return span;
+    };
+    let text = files.text(span);
+    let mut start = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let content = l.trim_end_matches(['\n', '\r']);
+            let indent = content.len() - content.trim_start().len();
+            if content.trim().is_empty() {
+                return span;
+            }
+            let at = span.start as usize + start;
+            return Span::new(span.file, at + indent, at + content.len());
+        }
+        start += l.len();
+    }
+    span
+}
+
 /// `templatePatch` (goTemplate only): rendered with the same parameters, then merged into the
 /// generated Application. A patch that does not render or parse is reported, and leaves the
 /// Application as the template made it.
@@ -236,7 +270,7 @@ fn apply_template_patch(
         Ok(r) => r,
         Err(_) if cx.budget.exhausted().is_some() => return Err(Stopped(patch.span)),
         Err(e) => {
-            failed.add(patch.span, e);
+            failed.add(patch, e);
             return Ok(());
         }
     };
@@ -246,7 +280,7 @@ fn apply_template_patch(
         Err(msg) => {
             let message = format!("templatePatch does not render to YAML: {msg}");
             failed.add(
-                patch.span,
+                patch,
                 TemplateError {
                     message,
                     kind: ErrorKind::Invalid,
