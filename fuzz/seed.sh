@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/lint_file corpus/render_repo
+mkdir -p corpus/lint_file corpus/render_repo corpus/expand_appset
 
 find "$fixtures" -type f \( -name '*.yaml' -o -name '*.yml' \) -print0 |
   while IFS= read -r -d '' f; do
@@ -25,6 +25,14 @@ find "$fixtures" -mindepth 1 -type d -print0 |
     mv "$out" "corpus/render_repo/$(sha1sum <"$out" | cut -c1-16)"
   done
 
+# expand_appset: flags, two list sizes, the element value, then templated annotations (see
+# fuzz/src/lib.rs). Heavy functions in a 32x32 matrix reach the ApplicationSet's budget.
+seed() { printf "$1" >"corpus/expand_appset/$2"; }
+seed '\x01\x03\x04v\n{{x}}-{{y}}\n{{i}}' fasttemplate
+seed '\x00\x20\x20v\n{{ .x | upper }}\n{{ range splitList "," (repeat 999 "a,") }}{{ sha256sum $.y }}{{ end }}' matrix-heavy
+seed '\x02\x05\x05v\n{{ .missing }}\n{{ nope }}\n{{ regexMatch "a" .x }}' errors
+seed '\x04\x10\x08v\n{{ .x }}-{{ .y }}\n{{ toJson . }}' merge
+
 # A chain of kustomizations past the nesting cap, for the fuzzer to mutate from.
 chain=$(mktemp)
 for i in $(seq 0 149); do
@@ -33,4 +41,4 @@ done
 printf '@@ k150/kustomization.yaml\nresources:\n- cm.yaml\n@@ k150/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n' >>"$chain"
 mv "$chain" "corpus/render_repo/$(sha1sum <"$chain" | cut -c1-16)"
 
-echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs"
+echo "lint_file: $(ls corpus/lint_file | wc -l) inputs, render_repo: $(ls corpus/render_repo | wc -l) inputs, expand_appset: $(ls corpus/expand_appset | wc -l) inputs"

@@ -31,6 +31,8 @@ fn fuzz_reproducers_lint_cleanly() {
             harness::lint_file(&data);
         } else if name.starts_with("render_repo-") {
             harness::render_repo(&data);
+        } else if name.starts_with("expand_appset-") {
+            harness::expand_appset(&data);
         } else {
             panic!("{name}: a reproducer's name starts with its fuzz target");
         }

@@ -11,6 +11,9 @@ use std::time::Duration;
 /// Generous bounds that a hang or a blow-up breaks and a slow, busy CI machine does not: the
 /// cases below take milliseconds to a few seconds and tens of megabytes.
 const LIMIT: Duration = Duration::from_secs(20);
+/// For runs that spend the whole ApplicationSet budget on purpose: a debug build on one
+/// thread takes about 10 s of it.
+const BUDGET_LIMIT: Duration = Duration::from_secs(60);
 const MAX_RSS_KIB: u64 = 1024 * 1024;
 
 /// A file with one known finding, to prove the run went on.
@@ -587,6 +590,16 @@ fn the_readme_states_the_limits_the_code_applies() {
         value("Nesting of kustomizations (resources, bases, components)"),
         gitops_lint::render::MAX_NESTING as u64
     );
+    assert_eq!(
+        value(
+            "Steps to expand one ApplicationSet (generators, every templated field of every parameter set, templatePatch)"
+        ),
+        gitops_lint::render::budget::UNIT_STEPS
+    );
+    assert_eq!(
+        value("Steps to expand all ApplicationSets of a run together"),
+        gitops_lint::render::budget::RUN_STEPS
+    );
 }
 
 #[test]
@@ -786,4 +799,204 @@ fn past_the_run_node_budget_the_rest_is_skipped_in_path_order() {
     };
     let (_, nodes, _) = skipped(2, &context);
     assert!(nodes <= limits.run_nodes, "{nodes}");
+}
+
+/// An ApplicationSet of about 16 KB that multiplies: a 32×32 matrix of lists (1024 parameter
+/// sets) and 100 annotations that each loop over a heavy function.
+fn costly_appset(name: &str) -> String {
+    let elements = |key: &str| -> String {
+        (0..32)
+            .map(|i| format!("              - {key}: v{i:02}\n"))
+            .collect()
+    };
+    let annotations: String = (0..100)
+        .map(|i| {
+            format!(
+                "        a{i:03}: '{{{{ range splitList \",\" (repeat 9999 \"a,\") }}}}{{{{ sha256sum (print (repeat 40 $.x) $.y) | trunc 4 | upper }}}}{{{{ end }}}}'\n"
+            )
+        })
+        .collect();
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: {name}, namespace: argocd}}
+spec:
+  goTemplate: true
+  generators:
+    - matrix:
+        generators:
+          - list:
+              elements:
+{}          - list:
+              elements:
+{}  template:
+    metadata:
+      name: '{name}-{{{{ .x }}}}-{{{{ .y }}}}'
+      annotations:
+{annotations}    spec:
+      project: default
+      source: {{repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}}
+      destination: {{server: 'https://kubernetes.default.svc', namespace: a}}
+",
+        elements("x"),
+        elements("y")
+    )
+}
+
+fn lint_costly(dir: &Path) -> serde_json::Value {
+    let args = ["--format", "json", "--fail-on", "never", "."];
+    checked(&run_in(dir, &args, BUDGET_LIMIT))
+}
+
+fn template_findings(report: &serde_json::Value) -> Vec<(String, u64, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "appset-template-error")
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["start"]["line"].as_u64().unwrap(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_costly_applicationset_stops_at_its_budget_with_one_finding() {
+    let text = costly_appset("costly");
+    assert!(
+        (14_000..18_000).contains(&text.len()),
+        "{} bytes",
+        text.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.yaml"), GOOD).unwrap();
+    std::fs::write(dir.path().join("appset.yaml"), &text).unwrap();
+    let report = lint_costly(dir.path());
+    let found = template_findings(&report);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let (file, line, message) = &found[0];
+    assert_eq!(file, "appset.yaml");
+    // An annotation of some parameter set: where the work was when it ran out.
+    assert!((81..181).contains(line), "{line}: {message}");
+    assert!(message.contains("more than 10000000 steps"), "{message}");
+}
+
+#[test]
+fn costly_applicationsets_together_stop_at_the_run_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.yaml"), GOOD).unwrap();
+    for i in 0..6 {
+        let name = format!("costly{i}");
+        std::fs::write(
+            dir.path().join(format!("{name}.yaml")),
+            costly_appset(&name),
+        )
+        .unwrap();
+    }
+    let report = lint_costly(dir.path());
+    let found = template_findings(&report);
+    assert_eq!(found.len(), 6, "{found:#?}");
+    // The run's 40 million steps are four ApplicationSets' 10 million: the rest find the
+    // run's budget spent, in file order.
+    for (i, (file, _, message)) in found.iter().enumerate() {
+        assert_eq!(file, &format!("costly{i}.yaml"));
+        let run_spent = message.contains("spent the run's budget");
+        assert_eq!(run_spent, i >= 4, "{i}: {message}");
+    }
+}
+
+#[test]
+fn template_errors_are_reported_at_their_line_whatever_the_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.yaml"), GOOD).unwrap();
+    std::fs::write(
+        dir.path().join("appset.yaml"),
+        "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: errors, namespace: argocd}
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+    - list:
+        elements: [{env: a}, {env: b, region: r}, {env: c}]
+  template:
+    metadata:
+      name: 'errors-{{ .env }}'
+      annotations:
+        region: '{{ .region }}'
+        owner: '{{ nope .env }}'
+        tier: '{{ regexMatch \"a\" .env }}'
+    spec:
+      project: default
+      source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}
+      destination: {server: 'https://kubernetes.default.svc', namespace: a}
+",
+    )
+    .unwrap();
+    // Past the run's budget too: which ApplicationSets it stops must not depend on threads.
+    for i in 0..5 {
+        std::fs::write(
+            dir.path().join(format!("costly{i}.yaml")),
+            costly_appset(&format!("costly{i}")),
+        )
+        .unwrap();
+    }
+    let concise = |threads: &str| {
+        let run = run_in(
+            dir.path(),
+            &[
+                "--format",
+                "concise",
+                "--fail-on",
+                "never",
+                "--threads",
+                threads,
+                ".",
+            ],
+            BUDGET_LIMIT,
+        );
+        assert_eq!(run.code, 0, "stderr: {}", run.stderr);
+        run.stdout
+    };
+    let one = concise("1");
+    assert_eq!(one, concise("2"));
+    assert_eq!(one.matches("spent the run's budget").count(), 2, "{one}");
+    let lines: Vec<&str> = one
+        .lines()
+        .filter(|l| l.starts_with("appset.yaml:") && l.contains("appset-template-error"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{one}");
+    assert!(lines[0].starts_with("appset.yaml:14:"), "{}", lines[0]);
+    assert!(
+        lines[0].contains("2 of 3 parameter sets") && lines[0].contains("no entry for key"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].starts_with("appset.yaml:15:"), "{}", lines[1]);
+    assert!(
+        lines[1].contains("function \"nope\" not defined"),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        !one.contains("appset.yaml:16:"),
+        "a gap of the linter is a note: {one}"
+    );
+    for i in 0..5 {
+        std::fs::remove_file(dir.path().join(format!("costly{i}.yaml"))).unwrap();
+    }
+    let human = run_in(dir.path(), &["--verbose", "--fail-on", "never", "."], LIMIT);
+    assert!(
+        human.stdout.contains("note: appset.yaml:16:")
+            && human
+                .stdout
+                .contains("function \"regexMatch\" is not supported offline"),
+        "the note is missing: {}",
+        human.stdout
+    );
 }

@@ -32,6 +32,82 @@ pub fn render_repo(data: &[u8]) {
     check(unpack(data));
 }
 
+/// The bytes as the parts of an ApplicationSet whose generators multiply, so that a short
+/// input reaches expansions of up to a thousand parameter sets: byte 0 picks goTemplate,
+/// `missingkey=error` and matrix or merge, bytes 1 and 2 the sizes of two list generators (up
+/// to 48 elements each); the rest, line by line, is the element value (first line) and up to
+/// 32 templated annotations. Strings are written as JSON, which is YAML, so every input parses.
+pub fn expand_appset(data: &[u8]) {
+    let [flags, a, b, rest @ ..] = data else {
+        return;
+    };
+    let text = String::from_utf8_lossy(rest);
+    let mut lines = text.lines();
+    let value = lines.next().unwrap_or("v");
+    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let list = |key: &str, n: u8| -> String {
+        let items: Vec<String> = (0..usize::from(n % 49))
+            .map(|i| format!("{{{key}: {}, i: {i}}}", q(&format!("{value}{i}"))))
+            .collect();
+        format!("{{list: {{elements: [{}]}}}}", items.join(", "))
+    };
+    let combine = if flags & 4 == 0 {
+        "matrix: {generators: [".to_string()
+    } else {
+        "merge: {mergeKeys: [i], generators: [".to_string()
+    };
+    let annotations: Vec<String> = lines
+        .take(32)
+        .enumerate()
+        .map(|(i, t)| format!("a{i}: {}", q(t)))
+        .collect();
+    let appset = format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: fuzz, namespace: argocd}}
+spec:
+  goTemplate: {}
+  goTemplateOptions: [{}]
+  generators:
+    - {combine}{}, {}]}}
+  template:
+    metadata:
+      name: {}
+      annotations: {{{}}}
+    spec:
+      project: default
+      source: {{repoURL: 'https://example.com/org/repo.git', path: apps, targetRevision: HEAD}}
+      destination: {{server: 'https://kubernetes.default.svc', namespace: apps}}
+",
+        flags & 1 == 0,
+        if flags & 2 == 0 {
+            ""
+        } else {
+            "missingkey=error"
+        },
+        list("x", *a),
+        list("y", *b),
+        q("fuzz-{{ .x }}-{{ .y }}"),
+        annotations.join(", "),
+    );
+    let root = Path::new(ROOT);
+    let outcome = check(vec![(root.join("appset.yaml"), appset.into_bytes())]);
+    // However costly, an expansion stops once, with one finding.
+    let stopped = outcome
+        .findings
+        .iter()
+        .filter(|f| {
+            f.rule == "appset-template-error"
+                && f.message
+                    .starts_with("expanding this ApplicationSet takes more than")
+        })
+        .count();
+    assert!(
+        stopped <= 1,
+        "{stopped} budget findings for one ApplicationSet"
+    );
+}
+
 /// A repository packed into one input: every line that starts with `@@ ` names the file the
 /// lines after it belong to, relative to the root. Text before the first such line is
 /// `kustomization.yaml` at the root. Names are kept inside the root (no `..`, no absolute

@@ -3,11 +3,13 @@
 //! each set is substituted into the template. Generators that need a cluster or an API leave
 //! one Application with its parameters unresolved, so the template is still analysed.
 
+use super::budget::{Budget, RUN_STEPS};
 use super::repo::{normalize_url, Repo};
-use super::template;
-use super::{Files, Problem, ProblemKind};
+use super::template::{self, ErrorKind, TemplateError};
+use super::{Files, Note, Problem, ProblemKind};
 use crate::model::Object;
-use crate::yaml::{self, typing, Node, ParseLimits, Value};
+use crate::yaml::{self, typing, Node, ParseLimits, Span, Style, Value};
+use foldhash::HashMap;
 use serde_json::{Map, Value as J};
 use std::collections::BTreeMap;
 
@@ -23,11 +25,40 @@ enum Gen {
     Unknown,
 }
 
-pub fn expand(
+/// The budget ran out; where the work was when it did.
+struct Stopped(Span);
+
+type Step<T> = Result<T, Stopped>;
+
+/// What the render stage learns from one ApplicationSet.
+#[derive(Default)]
+pub struct Expansion {
+    pub apps: Vec<Object>,
+    pub problems: Vec<Problem>,
+    pub notes: Vec<Note>,
+}
+
+/// Expands `appset`, charging all its work (generators, every templated field of every
+/// parameter set, `templatePatch`) to `budget`. Past the budget, the expansion stops with one
+/// problem where it stopped, and the template is analysed once, as written.
+pub fn expand(appset: &Object, files: &Files, repo: &Repo, budget: &mut Budget) -> Expansion {
+    let mut problems = Vec::new();
+    let mut notes = Vec::new();
+    let apps = expand_into(appset, files, repo, budget, &mut problems, &mut notes);
+    Expansion {
+        apps,
+        problems,
+        notes,
+    }
+}
+
+fn expand_into(
     appset: &Object,
     files: &Files,
     repo: &Repo,
+    budget: &mut Budget,
     problems: &mut Vec<Problem>,
+    notes: &mut Vec<Note>,
 ) -> Vec<Object> {
     let Some(spec) = appset.spec() else {
         return Vec::new();
@@ -46,20 +77,27 @@ pub fn expand(
         .unwrap_or(&[])
         .iter()
         .any(|o| o.as_str() == Some("missingkey=error"));
-    let cx = Cx {
+    let mut cx = Cx {
         files,
         repo,
         problems,
         appset_file: appset.file,
+        budget,
     };
     let mut sets: Vec<Params> = Vec::new();
     let mut unknown = false;
-    let mut cx = cx;
-    for g in spec.get("generators").map(Node::items).unwrap_or(&[]) {
-        match cx.generator(g, 0) {
-            Gen::Sets(s) => sets.extend(s),
-            Gen::Unknown => unknown = true,
+    let mut generated = || -> Step<()> {
+        for g in spec.get("generators").map(Node::items).unwrap_or(&[]) {
+            match cx.generator(g, 0)? {
+                Gen::Sets(s) => sets.extend(s),
+                Gen::Unknown => unknown = true,
+            }
         }
+        Ok(())
+    };
+    if let Err(Stopped(at)) = generated() {
+        cx.over_budget(at);
+        return vec![application(appset, template.clone())];
     }
     let patch = spec.get("templatePatch").filter(|p| p.as_str().is_some());
     let mut out = Vec::new();
@@ -67,40 +105,196 @@ pub fn expand(
         // Lint the template once, with its parameters left as written.
         out.push(application(appset, template.clone()));
     }
-    for params in sets.into_iter().take(MAX_APPS) {
-        let mut t = template.clone();
-        // One parameter set serves every templated field: built once, not once per field.
-        let flat = (!go).then(|| flatten(&params));
-        let data = J::Object(params);
-        substitute(&mut t, &|text| match &flat {
-            None => template::render_go(text, &data, missing_error).ok(),
-            Some(flat) => Some(template::render_fast(text, flat)),
-        });
-        let mut app = application(appset, t);
-        if let (true, Some(patch)) = (go, patch) {
-            apply_template_patch(&mut app, patch, &data, missing_error);
+    let total = sets.len().min(MAX_APPS);
+    let walk = count_nodes(template);
+    let mut failed = Failures::default();
+    let rendered = || -> Step<()> {
+        for params in sets.into_iter().take(MAX_APPS) {
+            let mut t = template.clone();
+            // One parameter set serves every templated field: built once, not once per field.
+            let flat = (!go).then(|| flatten(&params));
+            let keys = flat.as_ref().map_or(params.len(), BTreeMap::len);
+            cx.charge(walk.saturating_add(keys), template.span)?;
+            let data = J::Object(params);
+            let mut stopped = None;
+            substitute(&mut t, &mut |scalar: &Node, text: &str| {
+                if stopped.is_some() {
+                    return None;
+                }
+                let result = match &flat {
+                    None => template::render_go(text, &data, missing_error, cx.budget),
+                    Some(flat) => match cx.budget.charge_bytes(text.len()) {
+                        Err(_) => Err(TemplateError {
+                            message: String::new(),
+                            kind: ErrorKind::Limit,
+                        }),
+                        // The output is paid for after the fact: one bounded field's worth.
+                        Ok(()) => {
+                            template::render_fast_within(text, flat, template::MAX_FIELD_OUTPUT)
+                                .and_then(|new| match cx.budget.charge_bytes(new.len()) {
+                                    Ok(()) => Ok(new),
+                                    Err(_) => Err(TemplateError {
+                                        message: String::new(),
+                                        kind: ErrorKind::Limit,
+                                    }),
+                                })
+                        }
+                    },
+                };
+                match result {
+                    Ok(new) => Some(new),
+                    Err(e) => {
+                        if cx.budget.exhausted().is_some() {
+                            stopped = Some(scalar.span);
+                        } else {
+                            failed.add(scalar, e);
+                        }
+                        None
+                    }
+                }
+            });
+            if let Some(at) = stopped {
+                return Err(Stopped(at));
+            }
+            let mut app = application(appset, t);
+            if let (true, Some(patch)) = (go, patch) {
+                apply_template_patch(&mut app, patch, &data, missing_error, &mut cx, &mut failed)?;
+            }
+            out.push(app);
         }
-        out.push(app);
+        Ok(())
+    };
+    if let Err(Stopped(at)) = rendered() {
+        cx.over_budget(at);
+        return vec![application(appset, template.clone())];
     }
+    failed.report(total, files, cx.problems, notes);
     out
 }
 
-/// `templatePatch` (goTemplate only): rendered with the same parameters, then merged into the
-/// generated Application. A patch that does not render or parse leaves the Application as the
-/// template made it.
-fn apply_template_patch(app: &mut Object, patch: &Node, data: &J, missing_error: bool) {
-    let text = patch.as_str().unwrap_or_default();
-    let Ok(rendered) = template::render_go(text, data, missing_error) else {
-        return;
+/// Template errors by the templated scalar that raised them, in the order first met: one
+/// report per field, however many parameter sets hit it.
+#[derive(Default)]
+struct Failures {
+    by_span: HashMap<Span, usize>,
+    list: Vec<(Span, Style, TemplateError, usize)>,
+}
+
+impl Failures {
+    fn add(&mut self, scalar: &Node, e: TemplateError) {
+        match self.by_span.get(&scalar.span) {
+            Some(&i) => self.list[i].3 += 1,
+            None => {
+                self.by_span.insert(scalar.span, self.list.len());
+                self.list.push((scalar.span, scalar.style, e, 1));
+            }
+        }
+    }
+
+    fn report(
+        self,
+        total: usize,
+        files: &Files,
+        problems: &mut Vec<Problem>,
+        notes: &mut Vec<Note>,
+    ) {
+        for (span, style, e, n) in self.list {
+            let span = template_line(files, span, style, &e.message);
+            let sets = match (n, total) {
+                (1, 1) => "its parameter set".to_string(),
+                _ if n == total => format!("all {total} parameter sets"),
+                _ => format!("{n} of {total} parameter sets"),
+            };
+            match e.kind {
+                ErrorKind::Unsupported => notes.push(Note {
+                    span,
+                    message: format!("template not analysed for {sets}: {}", e.message),
+                }),
+                ErrorKind::Invalid => problems.push(Problem {
+                    kind: ProblemKind::Template,
+                    span,
+                    message: format!("Argo CD cannot render this template for {sets}: {}", e.message),
+                    help: "the ApplicationSet controller reports RenderTemplateParamsError and generates no Applications; fix the template or the parameters it reads".into(),
+                }),
+                ErrorKind::Limit | ErrorKind::Budget(_) => problems.push(Problem {
+                    kind: ProblemKind::Template,
+                    span,
+                    message: format!("template not analysed for {sets}, past a bound of this linter: {}", e.message),
+                    help: "keep templates small: this bound is far above what real ApplicationSets need".into(),
+                }),
+            }
+        }
+    }
+}
+
+/// The line of a literal block (`|`, as `templatePatch` usually is) that the error names
+/// (`template: :N:`): its lines are the template's, one for one. Other scalars keep their span.
+fn template_line(files: &Files, span: Span, style: Style, message: &str) -> Span {
+    let line = message
+        .strip_prefix("template: :")
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    let (Style::Literal, Some(line)) = (style, line) else {
+        return span;
     };
-    let Ok(docs) = super::parse_inline(&rendered, patch.span) else {
-        return;
+    let text = files.text(span);
+    let mut start = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        if i + 1 == line {
+            let content = l.trim_end_matches(['\n', '\r']);
+            let indent = content.len() - content.trim_start().len();
+            if content.trim().is_empty() {
+                return span;
+            }
+            let at = span.start as usize + start;
+            return Span::new(span.file, at + indent, at + content.len());
+        }
+        start += l.len();
+    }
+    span
+}
+
+/// `templatePatch` (goTemplate only): rendered with the same parameters, then merged into the
+/// generated Application. A patch that does not render or parse is reported, and leaves the
+/// Application as the template made it.
+fn apply_template_patch(
+    app: &mut Object,
+    patch: &Node,
+    data: &J,
+    missing_error: bool,
+    cx: &mut Cx,
+    failed: &mut Failures,
+) -> Step<()> {
+    let text = patch.as_str().unwrap_or_default();
+    let rendered = match template::render_go(text, data, missing_error, cx.budget) {
+        Ok(r) => r,
+        Err(_) if cx.budget.exhausted().is_some() => return Err(Stopped(patch.span)),
+        Err(e) => {
+            failed.add(patch, e);
+            return Ok(());
+        }
+    };
+    cx.charge_bytes(rendered.len(), patch.span)?;
+    let docs = match super::parse_inline(&rendered, patch.span) {
+        Ok(docs) => docs,
+        Err(msg) => {
+            let message = format!("templatePatch does not render to YAML: {msg}");
+            failed.add(
+                patch,
+                TemplateError {
+                    message,
+                    kind: ErrorKind::Invalid,
+                },
+            );
+            return Ok(());
+        }
     };
     for doc in docs.iter().filter(|d| d.is_map()) {
         super::merge::strategic_merge(&mut app.root, doc, false);
     }
     let meta = app.root.get("metadata");
     app.name = meta.and_then(|m| m.str_at("name")).map(str::to_string);
+    Ok(())
 }
 
 struct Cx<'a, 'f> {
@@ -109,6 +303,7 @@ struct Cx<'a, 'f> {
     problems: &'a mut Vec<Problem>,
     /// Paths in generators are relative to the root of the repository holding the set.
     appset_file: u32,
+    budget: &'a mut Budget,
 }
 
 fn application(appset: &Object, template: Node) -> Object {
@@ -148,7 +343,7 @@ fn application(appset: &Object, template: Node) -> Object {
 /// Templating reaches every string scalar; keys, booleans and numbers are left alone. The
 /// scalars to change are found first, so that what holds no template stays shared with the
 /// ApplicationSet's own tree in every Application it generates.
-fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
+fn substitute(node: &mut Node, render: &mut dyn FnMut(&Node, &str) -> Option<String>) {
     let mut found = Vec::new();
     find_templates(node, render, &mut Vec::new(), &mut found);
     node.write_at(found, |n, new: String| {
@@ -162,13 +357,13 @@ fn substitute(node: &mut Node, render: &dyn Fn(&str) -> Option<String>) {
 /// with its rendered text.
 fn find_templates(
     node: &Node,
-    render: &dyn Fn(&str) -> Option<String>,
+    render: &mut dyn FnMut(&Node, &str) -> Option<String>,
     at: &mut Vec<usize>,
     out: &mut Vec<(Vec<usize>, String)>,
 ) {
     if let Value::Scalar(s) = &node.value {
         if template::has_template(s.text()) {
-            if let Some(new) = render(s.text()) {
+            if let Some(new) = render(node, s.text()) {
                 out.push((at.clone(), new));
             }
         }
@@ -179,6 +374,14 @@ fn find_templates(
         find_templates(child, render, at, out);
         at.pop();
     }
+}
+
+/// Nodes in `node`'s tree: what walking it once for its templates costs.
+fn count_nodes(node: &Node) -> usize {
+    1 + node
+        .children()
+        .map(|(_, _, child)| count_nodes(child))
+        .sum::<usize>()
 }
 
 /// fasttemplate's flat keys: `values.x`, `metadata.labels.env`, and for the git generator
@@ -279,19 +482,49 @@ pub(super) fn fixed_prefix(pattern: &str) -> &str {
 }
 
 impl Cx<'_, '_> {
-    fn generator(&mut self, g: &Node, depth: usize) -> Gen {
+    fn charge(&mut self, steps: usize, at: Span) -> Step<()> {
+        let steps = u64::try_from(steps).unwrap_or(u64::MAX);
+        self.budget.charge(steps).map_err(|_| Stopped(at))
+    }
+
+    fn charge_bytes(&mut self, bytes: usize, at: Span) -> Step<()> {
+        self.budget.charge_bytes(bytes).map_err(|_| Stopped(at))
+    }
+
+    /// The one problem of an ApplicationSet whose expansion ran out of budget at `at`.
+    fn over_budget(&mut self, at: Span) {
+        let limit = self.budget.limit();
+        // What the run's meter stopped in parallel is discarded by the caller, which renders
+        // it again with what the run has left.
+        let message = if !self.budget.run_spent() {
+            format!(
+                "expanding this ApplicationSet takes more than {limit} steps of work: it is not analysed past this point, and its template is linted once, as written"
+            )
+        } else {
+            format!(
+                "the ApplicationSets before this one spent the run's budget of {RUN_STEPS} steps: it is not analysed past this point, and its template is linted once, as written"
+            )
+        };
+        self.problems.push(Problem {
+            kind: ProblemKind::Template,
+            span: at,
+            message,
+            help: "real ApplicationSets stay far below this bound: look for generators that multiply (matrix, merge) and for heavy templates repeated in many fields".into(),
+        });
+    }
+
+    fn generator(&mut self, g: &Node, depth: usize) -> Step<Gen> {
+        self.charge(1, g.span)?;
         if let Some(list) = g.get("list") {
-            let sets = list
-                .get("elements")
-                .map(Node::items)
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(|e| match yaml::to_json(e) {
-                    J::Object(m) => Some(m),
-                    _ => None,
-                })
-                .collect();
-            return Gen::Sets(sets);
+            let mut sets = Vec::new();
+            for e in list.get("elements").map(Node::items).unwrap_or(&[]) {
+                let len = e.span.end.saturating_sub(e.span.start) as usize;
+                self.charge_bytes(len, e.span)?;
+                if let J::Object(m) = yaml::to_json(e) {
+                    sets.push(m);
+                }
+            }
+            return Ok(Gen::Sets(sets));
         }
         if let Some(git) = g.get("git") {
             return self.git(git);
@@ -304,32 +537,33 @@ impl Cx<'_, '_> {
                 return self.merge(m, depth);
             }
         }
-        Gen::Unknown
+        Ok(Gen::Unknown)
     }
 
-    fn children(&mut self, node: &Node, depth: usize) -> Option<Vec<Vec<Params>>> {
+    fn children(&mut self, node: &Node, depth: usize) -> Step<Option<Vec<Vec<Params>>>> {
         let mut out = Vec::new();
         for g in node.get("generators").map(Node::items).unwrap_or(&[]) {
-            match self.generator(g, depth + 1) {
+            match self.generator(g, depth + 1)? {
                 Gen::Sets(s) => out.push(s),
-                Gen::Unknown => return None,
+                Gen::Unknown => return Ok(None),
             }
         }
-        Some(out)
+        Ok(Some(out))
     }
 
-    fn matrix(&mut self, m: &Node, depth: usize) -> Gen {
-        let Some(children) = self.children(m, depth) else {
-            return Gen::Unknown;
+    fn matrix(&mut self, m: &Node, depth: usize) -> Step<Gen> {
+        let Some(children) = self.children(m, depth)? else {
+            return Ok(Gen::Unknown);
         };
         let mut acc: Vec<Params> = vec![Map::new()];
         for child in children {
             let mut next = Vec::new();
-            for a in &acc {
+            'product: for a in &acc {
                 for b in &child {
                     if next.len() >= MAX_APPS {
-                        break;
+                        break 'product;
                     }
+                    self.charge(1 + a.len() + b.len(), m.span)?;
                     let mut p = a.clone();
                     p.extend(b.clone());
                     next.push(p);
@@ -337,12 +571,12 @@ impl Cx<'_, '_> {
             }
             acc = next;
         }
-        Gen::Sets(acc)
+        Ok(Gen::Sets(acc))
     }
 
-    fn merge(&mut self, m: &Node, depth: usize) -> Gen {
-        let Some(mut children) = self.children(m, depth) else {
-            return Gen::Unknown;
+    fn merge(&mut self, m: &Node, depth: usize) -> Step<Gen> {
+        let Some(mut children) = self.children(m, depth)? else {
+            return Ok(Gen::Unknown);
         };
         let keys: Vec<&str> = m
             .get("mergeKeys")
@@ -352,7 +586,7 @@ impl Cx<'_, '_> {
             .filter_map(Node::as_str)
             .collect();
         if children.is_empty() {
-            return Gen::Sets(Vec::new());
+            return Ok(Gen::Sets(Vec::new()));
         }
         let mut base = children.remove(0);
         let key_of = |p: &Params| -> Vec<Option<J>> {
@@ -361,23 +595,31 @@ impl Cx<'_, '_> {
                 .map(|k| flat.get(*k).map(|v| J::String(v.clone())))
                 .collect()
         };
+        // A base set's keys do not change when a set with the same keys merges into it.
+        let mut base_keys = Vec::with_capacity(base.len());
+        for b in &base {
+            self.charge(1 + b.len(), m.span)?;
+            base_keys.push(key_of(b));
+        }
         for other in children {
             for o in other {
+                self.charge(1 + o.len() + base.len(), m.span)?;
                 let k = key_of(&o);
-                for b in base.iter_mut() {
-                    if key_of(b) == k {
+                for (b, bk) in base.iter_mut().zip(&base_keys) {
+                    if *bk == k {
+                        self.charge(1 + o.len(), m.span)?;
                         b.extend(o.clone());
                     }
                 }
             }
         }
-        Gen::Sets(base)
+        Ok(Gen::Sets(base))
     }
 
-    fn git(&mut self, git: &Node) -> Gen {
+    fn git(&mut self, git: &Node) -> Step<Gen> {
         let url = git.str_at("repoURL").unwrap_or("");
         if !self.repo.urls.contains(&normalize_url(url)) {
-            return Gen::Unknown;
+            return Ok(Gen::Unknown);
         }
         let files = self.files;
         let root = files.root_of(files.path(self.appset_file));
@@ -399,6 +641,7 @@ impl Cx<'_, '_> {
                     .and_then(Node::as_scalar)
                     .and_then(typing::as_bool)
                     .unwrap_or(false);
+                self.charge(1 + dirs.len(), pattern.span)?;
                 if excluded {
                     exclude.push(m);
                 } else {
@@ -408,6 +651,10 @@ impl Cx<'_, '_> {
                     include.push(m);
                 }
             }
+            self.charge(
+                dirs.len().saturating_mul(1 + entries.items().len()),
+                entries.span,
+            )?;
             for d in dirs.iter() {
                 if include.iter().any(|m| m.is_match(d)) && !exclude.iter().any(|m| m.is_match(d)) {
                     let mut p = Map::new();
@@ -425,7 +672,9 @@ impl Cx<'_, '_> {
                 continue;
             };
             let mut matched = false;
-            for id in files.files_in(&root, true) {
+            let candidates = files.files_in(&root, true);
+            self.charge(1 + candidates.len(), pattern.span)?;
+            for id in candidates {
                 let path = files.path(id);
                 let r = super::relative(crate::paths::bytes(&root), crate::paths::bytes(path));
                 if !m.is_match(&r) {
@@ -433,6 +682,7 @@ impl Cx<'_, '_> {
                 }
                 matched = true;
                 let (dir, name) = r.rsplit_once('/').unwrap_or(("", r.as_str()));
+                self.charge_bytes(files.sources.get(id).text.len(), pattern.span)?;
                 for doc in self.file_params(id) {
                     let mut p = doc;
                     p.insert("path".into(), path_params(dir, Some(name)));
@@ -443,7 +693,7 @@ impl Cx<'_, '_> {
                 self.missing(pattern, text, "file");
             }
         }
-        Gen::Sets(sets)
+        Ok(Gen::Sets(sets))
     }
 
     /// The parameters a git files generator reads from one file: its mapping, or each item
@@ -493,6 +743,7 @@ impl Cx<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::budget::UNIT_STEPS;
 
     #[test]
     fn fasttemplate_sees_argo_cds_path_keys() {
@@ -509,6 +760,90 @@ mod tests {
         assert_eq!(
             template::render_fast("{{path.basename}}-{{path[0]}} {{path}}", &flat),
             "web-apps apps/web"
+        );
+    }
+
+    /// The steps `text`'s one ApplicationSet takes to expand, with the problems it raised.
+    fn cost(text: &str, limit: u64) -> (u64, Vec<Problem>) {
+        use crate::source::{SourceDb, SourceFile};
+        use std::path::{Path, PathBuf};
+        let path = Path::new("appset.yaml");
+        let parsed = yaml::parse(0, text, ParseLimits::default());
+        let docs = vec![super::super::FileDocs::new(0, path, parsed)];
+        let sources = SourceDb::from(vec![SourceFile::new(path.into(), text.into())]);
+        let files = Files::new(&sources, &docs, &[PathBuf::new()]);
+        let mut budget = Budget::new(limit);
+        let out = expand(&docs[0].objects[0], &files, &Repo::default(), &mut budget);
+        (budget.used(), out.problems)
+    }
+
+    #[test]
+    fn a_large_real_applicationset_is_far_below_its_budget() {
+        let elements: String = (0..500)
+            .map(|i| {
+                format!(
+                    "          - {{name: svc{i}, env: prod, cluster: c{}}}\n",
+                    i % 7
+                )
+            })
+            .collect();
+        let fields: String = (0..40)
+            .map(|i| format!("        k{i}: '{{{{ .name }}}}-{{{{ .env | upper }}}}-{{{{ default \"x\" .cluster }}}}'\n"))
+            .collect();
+        let text = format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: fleet, namespace: argocd}}
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+    - list:
+        elements:
+{elements}  template:
+    metadata:
+      name: '{{{{ .name }}}}-{{{{ .cluster }}}}'
+      labels:
+{fields}    spec:
+      project: default
+      source: {{repoURL: 'https://example.com/r.git', path: 'apps/{{{{ .name }}}}', targetRevision: HEAD}}
+      destination: {{name: '{{{{ .cluster }}}}', namespace: '{{{{ .name }}}}'}}
+"
+        );
+        let (used, problems) = cost(&text, UNIT_STEPS);
+        assert!(problems.is_empty(), "{problems:?}");
+        // 500 Applications of 44 templated fields: 1/20 of the budget at most.
+        assert!(used < UNIT_STEPS / 20, "{used} steps");
+    }
+
+    #[test]
+    fn one_budget_covers_every_field_and_parameter_set() {
+        let text = "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: s, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+    - list:
+        elements: [{x: a}, {x: b}, {x: c}]
+  template:
+    metadata:
+      name: '{{ .x }}'
+      annotations:
+        a: '{{ range splitList \",\" (repeat 500 \"a,\") }}{{ sha256sum $.x }}{{ end }}'
+        b: '{{ range splitList \",\" (repeat 500 \"a,\") }}{{ sha256sum $.x }}{{ end }}'
+";
+        let (whole, problems) = cost(text, UNIT_STEPS);
+        assert!(problems.is_empty(), "{problems:?}");
+        // A budget enough for any one field of one set, but not for all six, stops once.
+        let (used, problems) = cost(text, whole / 3);
+        assert!(used <= whole / 3 + 64, "{used}");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].kind, ProblemKind::Template);
+        assert!(
+            problems[0].message.contains("more than"),
+            "{}",
+            problems[0].message
         );
     }
 

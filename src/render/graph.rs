@@ -1,6 +1,7 @@
 //! The object graph: every object the repository deploys, the Applications that deploy them,
 //! and which Application renders which.
 
+use super::budget::{Budget, Exhausted, RunMeter, RUN_STEPS, UNIT_STEPS};
 use super::kustomize::{Found, Kustomizer};
 use super::repo::{normalize_url, Repo};
 use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
@@ -205,10 +206,8 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     // parallel; the loop below takes their results in unit order, so problems and units come
     // out as if each had been expanded in its turn. (Those an expansion or an Application
     // renders are expanded in the loop.)
-    let expand = |obj: &Object, repo: &Repo| {
-        let mut problems = Vec::new();
-        (appset::expand(obj, &files, repo, &mut problems), problems)
-    };
+    let expand =
+        |obj: &Object, repo: &Repo, budget: &mut Budget| appset::expand(obj, &files, repo, budget);
     // What each unit is, read in parallel: the loop below runs on one thread, and reading
     // every object's kind there took most of its time. Units the loop adds are read there.
     let classes: Vec<Class> = g.units.par_iter().map(Class::of).collect();
@@ -216,11 +215,20 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .filter(|&u| classes[u] == Class::AppSet)
         .collect();
     // One task each: an expansion can read many directories, and a few take most of the time.
-    let mut expanded: HashMap<usize, (Vec<Object>, Vec<Problem>)> = appsets
+    // All share the run's meter, which stops them once the run's budget is spent; which ones
+    // it stops depends on timing, so the loop below decides in unit order what each may spend.
+    let meter = RunMeter::new(RUN_STEPS);
+    let mut expanded: HashMap<usize, (appset::Expansion, Budget)> = appsets
         .into_par_iter()
         .with_max_len(1)
-        .map(|u| (u, expand(&g.units[u].obj, &g.repo)))
+        .map(|u| {
+            let mut budget = Budget::metered(UNIT_STEPS, meter.clone());
+            let expansion = expand(&g.units[u].obj, &g.repo, &mut budget);
+            budget.flush();
+            (u, (expansion, budget))
+        })
         .collect();
+    let mut spent: u64 = 0;
     let mut next = 0;
     while next < g.units.len() {
         let u = next;
@@ -233,9 +241,26 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         // The loop only adds units: what was read up front still holds.
         debug_assert!(class == Class::of(&g.units[u]));
         if class == Class::AppSet {
-            let (generated, problems) = expanded.remove(&u).unwrap_or_else(|| expand(obj, &g.repo));
-            g.problems.extend(problems);
-            let ids = push_units(&mut g, generated, false);
+            let allowance = Budget::allowance(spent);
+            // An expansion made in parallel stands when a run with this allowance would have
+            // done the same work: it finished within it, or stopped at the same limit.
+            let done = expanded.remove(&u).filter(|(_, b)| match b.exhausted() {
+                None => b.used() <= allowance,
+                Some(Exhausted::Unit) => allowance == b.limit(),
+                Some(Exhausted::Run) => false,
+            });
+            let (expansion, used) = match done {
+                Some((e, b)) => (e, b.used()),
+                None => {
+                    let mut budget = Budget::after(spent);
+                    let e = expand(obj, &g.repo, &mut budget);
+                    (e, budget.used())
+                }
+            };
+            spent = spent.saturating_add(used.min(allowance));
+            g.problems.extend(expansion.problems);
+            g.notes.extend(expansion.notes);
+            let ids = push_units(&mut g, expansion.apps, false);
             for id in ids {
                 add_app(&mut g, id, Some(u));
             }

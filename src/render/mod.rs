@@ -5,6 +5,7 @@
 //! recorded on the graph and rules decide what to say about them.
 
 mod appset;
+pub mod budget;
 mod graph;
 mod kustomize;
 pub use kustomize::MAX_NESTING;
@@ -127,6 +128,8 @@ pub enum ProblemKind {
     SourceMissing,
     /// A Helm value file, local or `$ref/...`, that does not exist.
     ValuesMissing,
+    /// An ApplicationSet template Argo CD cannot render, or one past the work budget.
+    Template,
 }
 
 /// Something deliberately not rendered (remote, Helm, plugins): said once, never guessed.

@@ -6,6 +6,7 @@
 //! re-implemented here in safe Rust. The input comes from untrusted pull requests, so evaluation
 //! is bounded in nesting depth, work, value size and output size, and never panics.
 
+use super::budget::{Budget as Work, Exhausted};
 use serde_json::{Map, Number, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,12 +16,36 @@ use std::rc::Rc;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateError {
     pub message: String,
+    pub kind: ErrorKind,
+}
+
+/// Whose limit a template ran into: the reader of a finding must know whether Argo CD fails
+/// too, or only this linter could not follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Argo CD fails to render it as well: a parse error, a function Argo CD does not
+    /// define, a missing key under `missingkey=error`, a type error, `fail`.
+    Invalid,
+    /// Valid for Argo CD, but beyond what is evaluated offline.
+    Unsupported,
+    /// Past a bound of this engine (depth, size, iterations): Argo CD may render it.
+    Limit,
+    /// The caller's [`Work`] budget ran out.
+    Budget(Exhausted),
 }
 
 impl TemplateError {
     fn new(message: impl Into<String>) -> Self {
         TemplateError {
             message: message.into(),
+            kind: ErrorKind::Invalid,
+        }
+    }
+
+    fn of_kind(message: impl Into<String>, kind: ErrorKind) -> Self {
+        TemplateError {
+            message: message.into(),
+            kind,
         }
     }
 }
@@ -42,10 +67,26 @@ impl std::error::Error for TemplateError {}
 /// Argo CD rejects a string with an unclosed `{{`; here the rest of the text is kept verbatim
 /// instead, since this function cannot fail (check [`has_template`] on the result if needed).
 pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
+    render_fast_within(text, params, usize::MAX).unwrap_or_default()
+}
+
+/// [`render_fast`], refusing (with the limit's message) an output longer than `max` bytes: a
+/// short string of tags can name a long value many times.
+pub fn render_fast_within(
+    text: &str,
+    params: &BTreeMap<String, String>,
+    max: usize,
+) -> Result<String, TemplateError> {
+    let too_long = || {
+        TemplateError::of_kind(
+            format!("template: output exceeds the {max}-byte limit"),
+            ErrorKind::Limit,
+        )
+    };
     // Argo CD only substitutes when some line holds `{{ ... }}`: its guard regex does not
     // cross newlines, so a tag split over lines alone is left untouched.
     if !text.split('\n').any(line_has_tag) {
-        return text.to_string();
+        return Ok(text.to_string());
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -56,8 +97,14 @@ pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
         };
         let tag = &after[..close];
         let name = tag.trim();
+        if out.len().saturating_add(open).saturating_add(close + 4) > max {
+            return Err(too_long());
+        }
         out.push_str(&rest[..open]);
         match params.get(name) {
+            Some(value) if !name.is_empty() && out.len().saturating_add(value.len()) > max => {
+                return Err(too_long());
+            }
             Some(value) if !name.is_empty() => out.push_str(value),
             _ => {
                 out.push_str("{{");
@@ -67,9 +114,15 @@ pub fn render_fast(text: &str, params: &BTreeMap<String, String>) -> String {
         }
         rest = &after[close + 2..];
     }
+    if out.len().saturating_add(rest.len()) > max {
+        return Err(too_long());
+    }
     out.push_str(rest);
-    out
+    Ok(out)
 }
+
+/// The largest output [`render_fast_within`] and [`render_go`] produce for one string.
+pub const MAX_FIELD_OUTPUT: usize = MAX_OUTPUT;
 
 fn line_has_tag(line: &str) -> bool {
     line.find("{{")
@@ -80,13 +133,37 @@ fn line_has_tag(line: &str) -> bool {
 /// "basename": "foo", "segments": ["apps","foo"], ...}, "name": "x", "values": {...}}).
 /// `missingkey_error` mirrors goTemplateOptions ["missingkey=error"]: a missing map key is then
 /// an error; otherwise Go prints `<no value>` for a missing key.
+///
+/// Parsing and evaluation are charged to `work`, which the caller shares between every
+/// string it renders for one ApplicationSet; once it is spent, every later call fails at once.
 pub fn render_go(
     text: &str,
     data: &Value,
     missingkey_error: bool,
+    work: &mut Work,
 ) -> Result<String, TemplateError> {
+    let mut budget = Budget::new(std::mem::take(work));
+    let result = render_with(text, data, missingkey_error, &mut budget);
+    *work = budget.work;
+    result.map_err(|mut e| {
+        if let Some(why) = work.exhausted() {
+            e.kind = ErrorKind::Budget(why);
+        }
+        e
+    })
+}
+
+fn render_with(
+    text: &str,
+    data: &Value,
+    missingkey_error: bool,
+    budget: &mut Budget,
+) -> Result<String, TemplateError> {
+    budget
+        .charge_bytes(text.len())
+        .map_err(|msg| TemplateError::of_kind(format!("template: {msg}"), ErrorKind::Limit))?;
     let nodes = Parser::parse(text)?;
-    Exec::new(text, missingkey_error).run(data, &nodes)
+    Exec::new(text, missingkey_error, budget).run(data, &nodes)
 }
 
 /// Whether `text` contains anything a template engine would act on (`{{`).
@@ -104,10 +181,9 @@ const MAX_DEPTH: usize = 100;
 const MAX_OUTPUT: usize = 1 << 20;
 /// Largest single intermediate value (string or collection), in bytes of content.
 const MAX_VALUE_BYTES: usize = 4 << 20;
-/// Work budget: one step per node, command, call or iteration, plus one per
-/// `BYTES_PER_STEP` bytes copied, so both loops and large copies run out.
-const MAX_STEPS: u64 = 1_000_000;
-const BYTES_PER_STEP: usize = 64;
+/// Work is charged to the caller's [`Work`] budget: one step per node, command, call or
+/// iteration, plus one per [`super::budget::BYTES_PER_STEP`] bytes copied, so both loops and
+/// large copies run out. Iterations are bounded per string as well.
 const MAX_RANGE_ITERATIONS: u64 = 100_000;
 /// Weight of one value node (roughly its heap cost), so wide collections are not free.
 const NODE_WEIGHT: usize = 64;
@@ -428,7 +504,15 @@ impl<'s> Lexer<'s> {
             }
         }
         let text = self.src.get(start..end).unwrap_or("");
-        let num = parse_number(text).map_err(|msg| self.error(start, msg))?;
+        let num = parse_number(text).map_err(|msg| {
+            // A number token holds no spaces: only parse_number's own words end this way.
+            let gap = msg.ends_with(" is not supported offline");
+            let mut e = self.error(start, msg);
+            if gap {
+                e.kind = ErrorKind::Unsupported;
+            }
+            e
+        })?;
         self.push(Tok::Number(num), start, end);
         self.pos = end;
         Ok(())
@@ -928,7 +1012,9 @@ impl<'s> Parser<'s> {
                 "break" | "continue" => return self.loop_action(word),
                 "define" | "template" | "block" => {
                     let msg = format!("{{{{{word}}}}} actions are not supported offline");
-                    return Err(self.error_at(tok.start, msg));
+                    let mut e = self.error_at(tok.start, msg);
+                    e.kind = ErrorKind::Unsupported;
+                    return Err(e);
                 }
                 _ => {}
             }
@@ -1322,27 +1408,39 @@ fn number_type(n: &Number) -> &'static str {
     }
 }
 
-/// Work counter shared by the executor and the functions.
-#[derive(Default)]
+/// Work counter shared by the executor and the functions: the caller's budget, moved in for
+/// one string, and this string's iterations.
 struct Budget {
-    steps: u64,
+    work: Work,
     iterations: u64,
 }
 
 impl Budget {
-    fn charge(&mut self, steps: u64) -> Result<(), String> {
-        self.steps = self.steps.saturating_add(steps);
-        if self.steps > MAX_STEPS {
-            return Err(format!(
-                "evaluation exceeds the budget of {MAX_STEPS} steps"
-            ));
+    fn new(work: Work) -> Budget {
+        Budget {
+            work,
+            iterations: 0,
         }
-        Ok(())
+    }
+
+    fn exhausted(&self, why: Exhausted) -> String {
+        match why {
+            Exhausted::Unit => format!(
+                "evaluation exceeds the budget of {} steps",
+                self.work.limit()
+            ),
+            Exhausted::Run => "evaluation stopped: the run's budget is spent".to_string(),
+        }
+    }
+
+    fn charge(&mut self, steps: u64) -> Result<(), String> {
+        self.work.charge(steps).map_err(|why| self.exhausted(why))
     }
 
     fn charge_bytes(&mut self, bytes: usize) -> Result<(), String> {
-        let steps = u64::try_from(bytes / BYTES_PER_STEP).unwrap_or(u64::MAX);
-        self.charge(steps.saturating_add(1))
+        self.work
+            .charge_bytes(bytes)
+            .map_err(|why| self.exhausted(why))
     }
 
     fn iterate(&mut self) -> Result<(), String> {
@@ -1443,12 +1541,53 @@ fn child<'a>(budget: &mut Budget, parent: &Val<'a>, key: &Key) -> Result<Option<
 struct Fail {
     msg: String,
     span: Option<Span>,
+    /// Set where the kind is known; otherwise read from the message in [`locate`].
+    kind: Option<ErrorKind>,
 }
 
 impl From<String> for Fail {
     fn from(msg: String) -> Self {
-        Fail { msg, span: None }
+        Fail {
+            msg,
+            span: None,
+            kind: None,
+        }
     }
+}
+
+impl Fail {
+    fn unsupported(msg: String, span: Span) -> Fail {
+        Fail {
+            msg,
+            span: Some(span),
+            kind: Some(ErrorKind::Unsupported),
+        }
+    }
+
+    fn at_span(mut self, span: Span) -> Fail {
+        self.span.get_or_insert(span);
+        self
+    }
+}
+
+/// Whether `msg` is one of this engine's own bounds, possibly raised inside a function. Only
+/// exact messages count: `fail` prints what the template says, after its own prefix.
+fn is_limit(msg: &str) -> bool {
+    let inner = msg
+        .strip_prefix("error calling ")
+        .and_then(|rest| rest.split_once(": "))
+        .filter(|(name, _)| {
+            *name != "fail" && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+        .map_or(msg, |(_, inner)| inner);
+    inner == too_deep()
+        || inner == too_large()
+        || inner == format!("output exceeds the {MAX_OUTPUT}-byte limit")
+        || inner == format!("range exceeds {MAX_RANGE_ITERATIONS} iterations")
+        || inner
+            .strip_prefix("text exceeds the ")
+            .and_then(|r| r.strip_suffix("-byte limit"))
+            .is_some_and(|n| n.parse::<usize>().is_ok())
 }
 
 type Res<T> = Result<T, Fail>;
@@ -1462,6 +1601,7 @@ impl<T> At<T> for Result<T, String> {
         self.map_err(|msg| Fail {
             msg,
             span: Some(span),
+            kind: None,
         })
     }
 }
@@ -1497,35 +1637,43 @@ fn snippet(src: &str, span: Span) -> String {
 }
 
 fn locate(src: &str, fail: Fail) -> TemplateError {
+    let kind = fail.kind.unwrap_or(if is_limit(&fail.msg) {
+        ErrorKind::Limit
+    } else {
+        ErrorKind::Invalid
+    });
     let Some((start, end)) = fail.span else {
-        return TemplateError::new(format!("template: {}", fail.msg));
+        return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
     };
     let head = src.get(..start).unwrap_or(src);
     let line = 1 + head.matches('\n').count();
     let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
     let context = snippet(src, (start, end));
-    TemplateError::new(format!(
-        "template: :{line}:{col}: executing at <{context}>: {}",
-        fail.msg
-    ))
+    TemplateError::of_kind(
+        format!(
+            "template: :{line}:{col}: executing at <{context}>: {}",
+            fail.msg
+        ),
+        kind,
+    )
 }
 
-struct Exec<'a, 's> {
+struct Exec<'a, 's, 'b> {
     src: &'s str,
     missingkey_error: bool,
     vars: Vec<(String, Val<'a>)>,
     out: String,
-    budget: Budget,
+    budget: &'b mut Budget,
 }
 
-impl<'a, 's> Exec<'a, 's> {
-    fn new(src: &'s str, missingkey_error: bool) -> Self {
+impl<'a, 's, 'b> Exec<'a, 's, 'b> {
+    fn new(src: &'s str, missingkey_error: bool, budget: &'b mut Budget) -> Self {
         Exec {
             src,
             missingkey_error,
             vars: Vec::new(),
             out: String::new(),
-            budget: Budget::default(),
+            budget,
         }
     }
 
@@ -1546,6 +1694,10 @@ impl<'a, 's> Exec<'a, 's> {
         if self.out.len().saturating_add(text.len()) > MAX_OUTPUT {
             return Err(format!("output exceeds the {MAX_OUTPUT}-byte limit"));
         }
+        // Output is paid for too: printing one large value in many places copies it each time.
+        let copied = text.len() / super::budget::BYTES_PER_STEP;
+        self.budget
+            .charge(u64::try_from(copied).unwrap_or(u64::MAX))?;
         self.out.push_str(text);
         Ok(())
     }
@@ -1651,7 +1803,7 @@ impl<'a, 's> Exec<'a, 's> {
         mark: usize,
     ) -> Res<bool> {
         for i in 0..len {
-            let elem = child(&mut self.budget, list, &Key::Index(i))?.unwrap_or(Val::Missing);
+            let elem = child(self.budget, list, &Key::Index(i))?.unwrap_or(Val::Missing);
             let index = Val::int(i64::try_from(i).unwrap_or(i64::MAX));
             if self.iteration(control, mark, index, elem)? {
                 break;
@@ -1673,7 +1825,7 @@ impl<'a, 's> Exec<'a, 's> {
         let mut keys: Vec<&String> = map.keys().collect();
         keys.sort();
         for key in &keys {
-            let elem = child(&mut self.budget, value, &Key::Field(key))?.unwrap_or(Val::Missing);
+            let elem = child(self.budget, value, &Key::Field(key))?.unwrap_or(Val::Missing);
             if self.iteration(control, mark, Val::str(key.as_str()), elem)? {
                 break;
             }
@@ -1810,8 +1962,7 @@ impl<'a, 's> Exec<'a, 's> {
                     return Err(format!("{name} is not a method but has arguments"));
                 }
                 if map.contains_key(name) {
-                    Ok(child(&mut self.budget, receiver, &Key::Field(name))?
-                        .unwrap_or(Val::Missing))
+                    Ok(child(self.budget, receiver, &Key::Field(name))?.unwrap_or(Val::Missing))
                 } else if self.missingkey_error {
                     Err(format!("map has no entry for key {name:?}"))
                 } else {
@@ -1859,7 +2010,10 @@ impl<'a, 's> Exec<'a, 's> {
             return self.and_or(dot, name == "or", params, fin).at(span);
         }
         if UNSUPPORTED.contains(&name) {
-            return Err(format!("function {name:?} is not supported offline")).at(span);
+            return Err(Fail::unsupported(
+                format!("function {name:?} is not supported offline"),
+                span,
+            ));
         }
         let mut args = Vec::with_capacity(params.len() + 1);
         for param in params {
@@ -1872,9 +2026,15 @@ impl<'a, 's> Exec<'a, 's> {
                 self.budget.charge_bytes(s.len()).at(span)?;
             }
         }
-        let result = call_func(name, &args, &mut self.budget)
-            .map_err(|msg| format!("error calling {name}: {msg}"))
-            .at(span)?;
+        let result = call_func(name, &args, self.budget).map_err(|msg| {
+            let msg = format!("error calling {name}: {msg}");
+            // Only names Argo CD defines get this far: one not implemented is this engine's gap.
+            if IMPLEMENTED.contains(&name) {
+                Fail::from(msg).at_span(span)
+            } else {
+                Fail::unsupported(msg, span)
+            }
+        })?;
         if let Val::Own(value) = &result {
             let weight = weigh(value).at(span)?;
             self.budget.charge_bytes(weight).at(span)?;
@@ -4024,6 +4184,11 @@ mod tests {
         })
     }
 
+    /// One string on its own, with the per-string budget the engine once had.
+    fn render_go(text: &str, data: &Value, missing: bool) -> Result<String, TemplateError> {
+        super::render_go(text, data, missing, &mut Work::new(1_000_000))
+    }
+
     fn go(text: &str) -> String {
         match render_go(text, &data(), false) {
             Ok(out) => out,
@@ -4419,7 +4584,7 @@ mod tests {
         assert!(go_err("{{ env \"HOME\" }}").contains("not defined"));
         assert!(go_err("{{ define \"x\" }}{{ end }}").contains("not supported offline"));
         for name in IMPLEMENTED.iter().filter(|n| !matches!(**n, "and" | "or")) {
-            let mut budget = Budget::default();
+            let mut budget = Budget::new(Work::new(u64::MAX));
             if let Err(msg) = call_func(name, &[], &mut budget) {
                 assert!(
                     !msg.contains("not supported offline"),
@@ -4427,6 +4592,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn fasttemplate_output_is_bounded() {
+        let mut p = BTreeMap::new();
+        p.insert("v".to_string(), "x".repeat(1000));
+        let many = "{{v}}".repeat(2000);
+        let err = render_fast_within(&many, &p, MAX_FIELD_OUTPUT).unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Limit);
+        assert_eq!(
+            render_fast_within("a{{v}}b", &p, MAX_FIELD_OUTPUT)
+                .unwrap()
+                .len(),
+            1002
+        );
+    }
+
+    #[test]
+    fn errors_say_whose_limit_it_is() {
+        let kind = |text: &str| render_go(text, &data(), true).unwrap_err().kind;
+        assert_eq!(kind("{{ .nope }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ nope }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ .name"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ env \"HOME\" }}"), ErrorKind::Invalid);
+        assert_eq!(kind("{{ regexMatch \"a\" .name }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ define \"x\" }}{{ end }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ 1i }}"), ErrorKind::Unsupported);
+        assert_eq!(kind("{{ repeat 100000000 \"x\" }}"), ErrorKind::Limit);
+        // `fail` says what the template says: it cannot pass for a gap or a bound.
+        let spoof = "{{ fail \"function \\\"fail\\\" is not supported offline\" }}";
+        assert_eq!(kind(spoof), ErrorKind::Invalid);
+        let spoof = format!("{{{{ fail \"{}\" }}}}", too_large());
+        assert_eq!(kind(&spoof), ErrorKind::Invalid);
+        let mut work = Work::new(100);
+        let err = super::render_go("{{ range 1000 }}x{{ end }}", &data(), false, &mut work);
+        assert_eq!(err.unwrap_err().kind, ErrorKind::Budget(Exhausted::Unit));
+        // Spent is spent: the next string fails at once.
+        let err = super::render_go("x", &data(), false, &mut work);
+        assert_eq!(err.unwrap_err().kind, ErrorKind::Budget(Exhausted::Unit));
     }
 
     #[test]

@@ -220,6 +220,7 @@ registry! {
     schema::helm_values_missing,
     schema::ref_source_unused,
     schema::kustomize_error,
+    schema::appset_template_error,
     schema::suppression_without_reason,
     schema::unused_suppression,
     access::default_project,

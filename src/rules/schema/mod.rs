@@ -1,6 +1,7 @@
 pub mod ambiguous_boolean;
 pub mod application_shape;
 pub mod application_source_missing;
+pub mod appset_template_error;
 pub mod duplicate_key;
 pub mod helm_values_missing;
 pub mod invalid_yaml;
