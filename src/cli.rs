@@ -775,9 +775,15 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             .report(&outcome, &settings, out)
             .map_err(|e| e.to_string())?,
     }
+    let cut_short = outcome.summary.cut_short();
+    if cut_short > 0 && fail_on.threshold().is_some() {
+        eprintln!(
+            "gitops-lint: {cut_short} file(s) not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked"
+        );
+    }
     let failing = fail_on
         .threshold()
-        .is_some_and(|t| outcome.findings.iter().any(|f| f.severity >= t));
+        .is_some_and(|t| cut_short > 0 || outcome.findings.iter().any(|f| f.severity >= t));
     // The process ends next: freeing every parsed and rendered tree one node at a time would
     // only delay the exit.
     std::mem::forget(outcome);

@@ -69,7 +69,19 @@ impl Summary {
     pub fn objects(&self) -> usize {
         self.objects_by_kind.values().sum()
     }
+
+    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes).
+    /// Unlike a file over `--max-file-size`, which the caller's setting leaves out, these are
+    /// left out by what came before them in path order: a pull request could push a file past
+    /// a ceiling to keep it from being checked.
+    pub fn cut_short(&self) -> usize {
+        self.skipped
+            .iter()
+            .filter(|(_, r)| matches!(r, SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. }))
+            .count()
+    }
 }
+
 
 pub struct Outcome {
     pub sources: SourceDb,
@@ -975,5 +987,27 @@ pub fn fix(
             return Ok((outcome, fixed));
         }
         round += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_run_ceilings_cut_a_run_short() {
+        let mut s = Summary::default();
+        s.skipped.push((
+            "big.yaml".into(),
+            SkipReason::TooLarge { size: 9, limit: 8 },
+        ));
+        s.skipped
+            .push(("chart.yaml".into(), SkipReason::HelmTemplate));
+        assert_eq!(s.cut_short(), 0);
+        s.skipped
+            .push(("y.yaml".into(), SkipReason::RunNodes { nodes: 1 }));
+        s.skipped
+            .push(("z.yaml".into(), SkipReason::RunLimit { files: 1, bytes: 1 }));
+        assert_eq!(s.cut_short(), 2);
     }
 }
