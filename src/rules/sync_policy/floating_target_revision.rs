@@ -33,10 +33,14 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         let Some(text) = rev.as_str() else { continue };
         // `=1.2.3` is a constraint that admits one version.
         let exact = text.trim().strip_prefix('=').unwrap_or(text).trim_start();
-        if typing::is_template(text) || is_version(text) || is_version(exact) {
+        if typing::is_template(text) || is_pinned(text) || is_pinned(exact) {
             continue;
         }
-        let what = if text.trim().is_empty() {
+        let what = if is_version(exact) {
+            // Helm looks for a chart version spelt exactly so, then reads the text as a
+            // constraint, in which missing parts are wildcards.
+            "is a partial version, which Helm reads as a range (`1.4` takes the newest 1.4.x)"
+        } else if text.trim().is_empty() {
             "is empty"
         } else if text.contains(['*', 'x', 'X']) && !text.contains(['<', '>', '^', '~', '=', '|']) {
             "is a wildcard"
@@ -51,6 +55,15 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             .label("not an exact chart version")
             .help("pin an exact version such as `1.4.2`, and raise it in a commit (Renovate or Dependabot can open those)");
     }
+}
+
+/// Whether the text names one chart version: a version with all three parts. Argo CD passes
+/// any text that parses as a version to Helm unchanged, and Helm reads one that names no
+/// chart version exactly as a constraint, where `1.4` admits every 1.4.x.
+fn is_pinned(text: &str) -> bool {
+    let t = text.strip_prefix('v').unwrap_or(text);
+    let core = t.split(['-', '+']).next().unwrap_or(t);
+    is_version(text) && core.split('.').count() == 3
 }
 
 /// Whether the text is one version, as Argo CD's Helm client decides (`semver.NewVersion`,
@@ -79,7 +92,17 @@ fn is_version(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::is_version;
+    use super::{is_pinned, is_version};
+
+    #[test]
+    fn only_a_full_version_is_pinned() {
+        for v in ["1.4.2", "v1.4.2", "1.4.2-rc.1", "1.4.2+build.5", "1.0.0-alpha-1+x.y"] {
+            assert!(is_pinned(v), "{v}");
+        }
+        for v in ["1", "1.4", "v1.4", "1.4-rc.1", "*", "1.x", ">=1.2"] {
+            assert!(!is_pinned(v), "{v}");
+        }
+    }
 
     #[test]
     fn versions_are_told_from_constraints_as_argo_cd_does() {
