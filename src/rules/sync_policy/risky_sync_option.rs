@@ -14,7 +14,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let uses = all_uses(cx, obj);
     for u in uses {
         let why = match (u.text, u.level) {
-            ("Replace=true", Level::App) => "every resource of the application is deleted and recreated (kubectl replace/create) instead of patched",
+            ("Replace=true", Level::App) => "every resource of the application is written whole with kubectl replace (or create) instead of applied: what other controllers and webhooks set on the live objects is wiped at each sync",
             ("PrunePropagationPolicy=orphan", Level::App) => "pruned objects leave their dependents behind: ReplicaSets and Pods of a pruned Deployment keep running",
             ("Validate=false", Level::App) => "schema validation is off for every resource, so typos reach the cluster or are dropped silently",
             ("Force=true", _) => "resources are deleted and recreated when a patch fails, which drops their live state",
