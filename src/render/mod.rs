@@ -276,6 +276,18 @@ pub struct Files<'a> {
     below: std::sync::Mutex<HashMap<PathBuf, Arc<BTreeSet<String>>>>,
 }
 
+/// What a path is once symbolic links are resolved: [`Files::follow`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Linked {
+    /// The path or its target, inside the repository root (the path itself when no link is
+    /// on the way).
+    Inside(PathBuf),
+    /// A link on the way leads outside the repository root.
+    Outside,
+    /// Nothing there, or a link that leads nowhere (dangling, or a loop).
+    Missing,
+}
+
 /// Why a path written in the repository cannot be followed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum PathError {
@@ -530,6 +542,30 @@ impl<'a> Files<'a> {
         match (on_disk.canonicalize(), root.canonicalize()) {
             (Ok(p), Ok(r)) => p.starts_with(r),
             _ => false,
+        }
+    }
+
+    /// Where `path` leads once the symbolic links on its way are resolved, as kustomize's file
+    /// system does (`filepath.EvalSymlinks` in `CleanedAbs`): the in-repository path of the
+    /// target, written below the same root as every other path here. Only metadata and link
+    /// texts are read on the way, never a file's content, so nothing outside the tree is read
+    /// even when the target is outside.
+    pub fn follow(&self, path: &Path) -> Linked {
+        let dot = |p: &Path| {
+            if p.as_os_str().is_empty() {
+                Path::new(".").to_path_buf()
+            } else {
+                p.to_path_buf()
+            }
+        };
+        let root = self.root_of(path);
+        let (Ok(real), Ok(real_root)) = (dot(path).canonicalize(), dot(&root).canonicalize())
+        else {
+            return Linked::Missing;
+        };
+        match real.strip_prefix(&real_root) {
+            Ok(rel) => Linked::Inside(normalize(&root.join(rel))),
+            Err(_) => Linked::Outside,
         }
     }
 
