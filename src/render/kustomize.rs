@@ -2,7 +2,7 @@
 //! components, then generators, then the built-in transformers in their fixed order; hash
 //! suffixes and name references are settled once, at the top of a build.
 
-use super::{merge, Files, Linked, Note, Problem, ProblemKind};
+use super::{merge, Files, Linked, Note, Problem, ProblemKind, Unread};
 use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, FileId, Node, Span};
@@ -838,9 +838,37 @@ impl<'f> Kustomizer<'f> {
         };
         // As for a targeted strategic merge patch, nothing selected is a no-op.
         for i in hits {
-            if let Err(e) = merge::json_patch(&mut res[i].obj.root, ops) {
+            // kustomize keeps internal annotations on every object while it builds, so a patch
+            // always finds `metadata.annotations` (adding a key to it works on an object
+            // written without any); an empty one it did not need is dropped again.
+            let span = res[i].obj.root.span;
+            let made = res[i]
+                .obj
+                .root
+                .path(&["metadata", "annotations"])
+                .is_none_or(|a| !a.is_map());
+            if made {
+                res[i]
+                    .obj
+                    .root
+                    .map_at("metadata", span)
+                    .map_at("annotations", span);
+            }
+            let patched = merge::json_patch(&mut res[i].obj.root, ops);
+            if made {
+                if let Some(meta) = res[i].obj.root.get_mut("metadata") {
+                    if meta
+                        .get("annotations")
+                        .is_some_and(|a| a.is_map() && a.entries().is_empty())
+                    {
+                        meta.remove("annotations");
+                    }
+                }
+            }
+            if let Err(e) = patched {
+                let message = self.in_context(e.message);
                 self.problems
-                    .push(problem(e.span, e.message, "fix the patch operation"));
+                    .push(problem(e.span, message, "fix the patch operation"));
                 return;
             }
             refresh_identity(&mut res[i].obj);
@@ -1070,6 +1098,15 @@ impl<'f> Kustomizer<'f> {
     }
 
     fn read(&mut self, dir: &Path, item: &Node, file: &str) -> Option<String> {
+        // kustomize's file loader fetches an http(s) URL (`FileLoader.Load`); gitops-lint
+        // never does.
+        if is_remote(file) {
+            self.notes.push(Note {
+                span: item.span,
+                message: format!("remote file `{file}` not rendered: gitops-lint never fetches"),
+            });
+            return None;
+        }
         let path = match self.files.resolve(dir, file) {
             Ok(p) => p,
             Err(e) => {
@@ -1087,17 +1124,24 @@ impl<'f> Kustomizer<'f> {
         if self.restricted(dir, &path, file, item) {
             return None;
         }
-        match self.files.read_extra(&path) {
-            Ok(text) => Some(text),
-            Err(why) => {
-                self.problems.push(problem(
-                    item.span,
-                    format!("`{file}` cannot be read: {why}"),
-                    "fix the path",
-                ));
-                None
+        let why = match self.files.read_extra(&path) {
+            Ok(text) => return Some(text),
+            Err(Unread::Skipped(why)) => {
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!("`{file}` not rendered: {why}"),
+                });
+                return None;
             }
-        }
+            Err(Unread::Missing) => "no such file in the repository",
+            Err(Unread::NotAFile) => "not a regular file",
+        };
+        self.problems.push(problem(
+            item.span,
+            format!("`{file}` cannot be read: {why}"),
+            "fix the path",
+        ));
+        None
     }
 }
 

@@ -288,6 +288,18 @@ pub enum Linked {
     Missing,
 }
 
+/// Why [`Files::read_extra`] gave no text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// Nothing there: kustomize fails too.
+    Missing,
+    /// A directory or another non-file: kustomize's loader wants a file and fails too.
+    NotAFile,
+    /// There, but not read here (too large, not UTF-8 text, unreadable); kustomize may well
+    /// read it (binary data goes to a ConfigMap's `binaryData`).
+    Skipped(String),
+}
+
 /// Why a path written in the repository cannot be followed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum PathError {
@@ -571,23 +583,25 @@ impl<'a> Files<'a> {
 
     /// Reads a small file that is not a manifest (a generator's `files:` entry), inside the
     /// root once symlinks are resolved.
-    pub fn read_extra(&self, path: &Path) -> Result<String, String> {
+    pub fn read_extra(&self, path: &Path) -> Result<String, Unread> {
         const LIMIT: u64 = 1 << 20;
         if let Some(id) = self.file(path) {
             return Ok(self.sources.get(id).text.clone());
         }
         if !self.exists(path) {
-            return Err("no such file in the repository".into());
+            return Err(Unread::Missing);
         }
-        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        let meta = std::fs::metadata(path).map_err(|e| Unread::Skipped(e.to_string()))?;
         if !meta.is_file() {
-            return Err("not a regular file".into());
+            return Err(Unread::NotAFile);
         }
         if meta.len() > LIMIT {
-            return Err(format!("larger than {LIMIT} bytes; not read"));
+            return Err(Unread::Skipped(format!(
+                "larger than {LIMIT} bytes; not read"
+            )));
         }
-        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+        let bytes = std::fs::read(path).map_err(|e| Unread::Skipped(e.to_string()))?;
+        String::from_utf8(bytes).map_err(|_| Unread::Skipped("not UTF-8 text".into()))
     }
 
     /// The kustomization file of `dir`, if it has one among the linted files.
