@@ -514,6 +514,21 @@ impl<'f> Kustomizer<'f> {
             }
             return;
         }
+        // A kustomization beside a Chart.yaml is the config management plugin pattern of Argo
+        // CD's own examples (`helm template . > all.yaml && kustomize build`): the file it
+        // lists is written by the plugin before kustomize runs.
+        let chart = self
+            .stack
+            .last()
+            .is_some_and(|d| self.files.exists(&d.join("Chart.yaml")));
+        if chart {
+            self.opaque = true;
+            self.notes.push(Note {
+                span: item.span,
+                message: format!("`{written}` not rendered: it is not in the repository, and beside a Chart.yaml a config management plugin likely writes it (helm template) before kustomize runs"),
+            });
+            return;
+        }
         self.problems.push(problem(
             item.span,
             format!("`{written}` does not exist"),
@@ -838,7 +853,7 @@ impl<'f> Kustomizer<'f> {
         };
         // As for a targeted strategic merge patch, nothing selected is a no-op.
         for i in hits {
-            // kustomize keeps internal annotations on every object while it builds, so a patch
+            // kustomize keeps build annotations on every object until the end of a build, so a patch
             // always finds `metadata.annotations` (adding a key to it works on an object
             // written without any); an empty one it did not need is dropped again.
             let span = res[i].obj.root.span;
