@@ -410,7 +410,12 @@ pub fn find(start: &Path) -> Option<PathBuf> {
     for dir in abs.ancestors() {
         for name in CONFIG_FILES {
             if dir.join(name).is_file() {
-                return Some(crate::render::normalize(&written.join(name)));
+                let found = crate::render::normalize(&written.join(name));
+                // Below a linked directory, `..` written after the link climbs from its
+                // target, not from where the link sits: the written form is used only when it
+                // names the same file.
+                let same = found.canonicalize().ok() == dir.join(name).canonicalize().ok();
+                return Some(if same { found } else { dir.join(name) });
             }
         }
         if dir.join(".git").exists() {

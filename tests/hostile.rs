@@ -238,9 +238,10 @@ fn kustomizations_that_loop_or_leave_the_repository_are_refused() {
         }
         std::fs::create_dir(d.join("out")).unwrap();
         std::os::unix::fs::symlink("/etc", d.join("out/etc")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", d.join("out/passwd.yaml")).unwrap();
         std::fs::write(
             d.join("out/kustomization.yaml"),
-            "resources:\n  - etc\n  - ../../../../../../etc/passwd\n  - /etc/hosts\n",
+            "resources:\n  - etc\n  - ../../../../../../etc/passwd\n  - /etc/hosts\n  - passwd.yaml\n  - etc/hosts\n",
         )
         .unwrap();
     });
@@ -263,6 +264,17 @@ fn kustomizations_that_loop_or_leave_the_repository_are_refused() {
         has("out/kustomization.yaml:4", "absolute path"),
         "{found:#?}"
     );
+    // Links are followed only while they stay inside: a file link and a path through a
+    // directory link that leave the repository are refused like the link itself.
+    for line in [5, 6] {
+        assert!(
+            has(
+                &format!("out/kustomization.yaml:{line}"),
+                "symbolic link (or goes through one) that leads outside the repository"
+            ),
+            "{found:#?}"
+        );
+    }
 }
 
 /// `(path, reason code)` of every skipped file.

@@ -300,11 +300,13 @@ data:
     envs:
       - api.env
 patches:
-  - target: {kind: Deployment, name: missing}
-    patch: |
-      - op: add
-        path: /metadata/annotations/key
-        value: cAnArYL-generator-in-patch
+  - patch: |
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: missing
+        annotations:
+          key: cAnArYL-generator-in-patch
 ",
     );
     write("reuse-gen/api.env", "TOKEN=cAnArYO-env-in-configmap\n");

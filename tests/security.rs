@@ -384,6 +384,17 @@ fn hostile_workspace(work: &Path) -> PathBuf {
     .unwrap();
     std::os::unix::fs::symlink("../outside/app.yaml", repo.join("escape.yaml")).unwrap();
     std::os::unix::fs::symlink("../outside", repo.join("escape-dir")).unwrap();
+    // A kustomization that names the outside through links of its own: as a resource, as a
+    // directory and as a generator's file. Each is a kustomize-error, and none is opened.
+    let leaky = repo.join("leaky");
+    std::fs::create_dir_all(&leaky).unwrap();
+    std::os::unix::fs::symlink("../../outside/app.yaml", leaky.join("app.yaml")).unwrap();
+    std::os::unix::fs::symlink("../../outside", leaky.join("dir")).unwrap();
+    std::fs::write(
+        leaky.join("kustomization.yaml"),
+        "resources:\n  - app.yaml\n  - dir\nconfigMapGenerator:\n  - name: leak\n    files:\n      - dir/app.yaml\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(work.join("out")).unwrap();
     if has_git() {
         git(&repo, &["init", "-q"]);
@@ -589,6 +600,8 @@ fn the_binary_runs_nothing_connects_nowhere_and_writes_only_where_told() {
                 p.starts_with(work.join("outside"))
                     || p.starts_with(repo.join("escape.yaml"))
                     || p.starts_with(repo.join("escape-dir"))
+                    || p.starts_with(repo.join("leaky/app.yaml"))
+                    || p.starts_with(repo.join("leaky/dir"))
             }) && call.name.starts_with("open")
             {
                 bad(

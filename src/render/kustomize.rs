@@ -2,7 +2,7 @@
 //! components, then generators, then the built-in transformers in their fixed order; hash
 //! suffixes and name references are settled once, at the top of a build.
 
-use super::{merge, Files, Note, Problem, ProblemKind};
+use super::{merge, Files, Linked, Note, Problem, ProblemKind, Unread};
 use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, FileId, Node, Span};
@@ -54,8 +54,12 @@ impl Res {
 
 pub struct Kustomizer<'f> {
     files: &'f Files<'f>,
-    cache: HashMap<PathBuf, Rc<Vec<Res>>>,
+    /// Each directory's resources, and whether anything in its build was not rendered.
+    cache: HashMap<PathBuf, (Rc<Vec<Res>>, bool)>,
     stack: Vec<PathBuf>,
+    /// The kustomizations being built (not the components they include), innermost last: a
+    /// component's problem that depends on what it is applied to names the build it failed in.
+    builds: Vec<PathBuf>,
     pub problems: Vec<Problem>,
     pub notes: Vec<Note>,
     /// Every file some kustomization read. Only ever asked about, never listed: a hash set,
@@ -66,6 +70,11 @@ pub struct Kustomizer<'f> {
     /// Whether the build under way met [`MAX_NESTING`]: what it makes then depends on the depth
     /// it was asked from, so it must not be cached for another caller.
     cut: bool,
+    /// Whether the build under way has inputs that are not rendered (Helm charts, remote
+    /// resources, plugins, files outside the linted paths), anywhere in its resources and
+    /// components: objects they would add or rename are unknown, so a patch that finds no
+    /// target there is not judged.
+    opaque: bool,
 }
 
 /// How deep kustomizations (resources, bases and components) may include one another. kustomize
@@ -83,19 +92,25 @@ pub struct Found {
     ns_spans: HashSet<Span>,
 }
 
-/// Kustomization fields that name things gitops-lint never runs.
-const NOT_RENDERED: [(&str, &str); 8] = [
-    ("helmCharts", "Helm charts are not inflated offline"),
+/// Kustomization fields that name things gitops-lint never runs, and whether what they do may
+/// add objects or change their identity (kind, name, namespace), which patches are matched by.
+const NOT_RENDERED: [(&str, &str, bool); 8] = [
+    ("helmCharts", "Helm charts are not inflated offline", true),
     (
         "helmChartInflationGenerator",
         "Helm charts are not inflated offline",
+        true,
     ),
-    ("generators", "generator plugins are never executed"),
-    ("transformers", "transformer plugins are never executed"),
-    ("validators", "validator plugins are never executed"),
-    ("replacements", "replacements are not applied yet"),
-    ("vars", "vars are not substituted"),
-    ("openapi", "custom OpenAPI schemas are not read"),
+    ("generators", "generator plugins are never executed", true),
+    (
+        "transformers",
+        "transformer plugins are never executed",
+        true,
+    ),
+    ("validators", "validator plugins are never executed", false),
+    ("replacements", "replacements are not applied yet", true),
+    ("vars", "vars are not substituted", true),
+    ("openapi", "custom OpenAPI schemas are not read", false),
 ];
 
 fn is_remote(s: &str) -> bool {
@@ -161,11 +176,13 @@ impl<'f> Kustomizer<'f> {
             files,
             cache: HashMap::default(),
             stack: Vec::new(),
+            builds: Vec::new(),
             problems: Vec::new(),
             notes: Vec::new(),
             consumed: HashSet::default(),
             ns_spans: HashSet::default(),
             cut: false,
+            opaque: false,
         }
     }
 
@@ -198,6 +215,7 @@ impl<'f> Kustomizer<'f> {
 
     /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
     pub fn build(&mut self, dir: &Path) -> Vec<Object> {
+        self.opaque = false;
         let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
@@ -208,6 +226,7 @@ impl<'f> Kustomizer<'f> {
     /// Nothing will ask this builder for its resources again, so they are neither cached nor
     /// copied out of the cache.
     pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
+        self.opaque = false;
         self.compute(dir).map(settle).unwrap_or_default()
     }
 
@@ -215,6 +234,7 @@ impl<'f> Kustomizer<'f> {
     /// applies those fields as one more layer on top (namePrefix, images, replicas, patches and
     /// the rest), so findings on them point at the Application.
     pub fn build_with(&mut self, dir: &Path, overrides: &Node) -> Vec<Object> {
+        self.opaque = false;
         let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
@@ -231,8 +251,10 @@ impl<'f> Kustomizer<'f> {
         layer.remove("bases");
         layer.remove("version");
         self.stack.push(dir.to_path_buf());
+        self.builds.push(dir.to_path_buf());
         self.apply(dir, &layer, &mut res);
         fix_references(&mut res);
+        self.builds.pop();
         self.stack.pop();
         settle(res)
     }
@@ -240,16 +262,20 @@ impl<'f> Kustomizer<'f> {
     /// The resources of `dir` with its own generators and transformers applied, but before
     /// hashes and references: what a parent kustomization sees.
     fn accumulate(&mut self, dir: &Path) -> Option<Rc<Vec<Res>>> {
-        if let Some(done) = self.cache.get(dir) {
+        if let Some((done, opaque)) = self.cache.get(dir) {
+            self.opaque |= *opaque;
             return Some(done.clone());
         }
         let outer = std::mem::take(&mut self.cut);
+        let outer_opaque = std::mem::take(&mut self.opaque);
         let res = self.compute(dir).map(Rc::new);
         let cut = self.cut;
         self.cut |= outer;
+        let opaque = self.opaque;
+        self.opaque |= outer_opaque;
         let res = res?;
         if !cut {
-            self.cache.insert(dir.to_path_buf(), res.clone());
+            self.cache.insert(dir.to_path_buf(), (res.clone(), opaque));
         }
         Some(res)
     }
@@ -260,24 +286,27 @@ impl<'f> Kustomizer<'f> {
         self.consumed.insert(kfile);
         let k = self.files.whole(kfile).objects.first()?.root.clone();
         self.stack.push(dir.to_path_buf());
+        self.builds.push(dir.to_path_buf());
         let mut res = Vec::new();
         self.apply(dir, &k, &mut res);
         // References are settled at each level, while only this level's objects are in view:
         // two overlays of one base each keep their own.
         fix_references(&mut res);
+        self.builds.pop();
         self.stack.pop();
         Some(res)
     }
 
     /// Applies one kustomization (or component) to `res`.
     fn apply(&mut self, dir: &Path, k: &Node, res: &mut Vec<Res>) {
-        for (field, why) in NOT_RENDERED {
+        for (field, why, opaque) in NOT_RENDERED {
             if let Some(e) = k.entry(field) {
                 if !e.value.is_null() {
                     self.notes.push(Note {
                         span: e.key.span,
                         message: format!("`{field}` not rendered: {why}"),
                     });
+                    self.opaque |= opaque;
                 }
             }
         }
@@ -304,6 +333,7 @@ impl<'f> Kustomizer<'f> {
             return None;
         };
         if is_remote(written) {
+            self.opaque = true;
             self.notes.push(Note {
                 span: item.span,
                 message: format!(
@@ -325,8 +355,33 @@ impl<'f> Kustomizer<'f> {
         }
     }
 
-    /// Files (not kustomization directories) must sit under the kustomization's own directory:
-    /// kustomize's default load restrictor refuses anything else.
+    /// Where `path` (resolved from `written`) leads: kustomize follows symbolic links
+    /// (`filepath.EvalSymlinks`), so a link whose target is inside the repository stands for
+    /// that target, found by its own path among the linted files. A link leading out of the
+    /// repository is refused, as Argo CD refuses a repository holding one; its target is never
+    /// read. What is neither in the index nor reached through a link is returned as it is, for
+    /// [`Kustomizer::missing`] to explain.
+    fn through_links(&mut self, path: PathBuf, written: &str, item: &Node) -> Option<PathBuf> {
+        if self.files.file(&path).is_some() || self.files.kustomization(&path).is_some() {
+            return Some(path);
+        }
+        match self.files.follow(&path) {
+            Linked::Inside(real) => Some(real),
+            Linked::Missing => Some(path),
+            Linked::Outside => {
+                self.problems.push(problem(
+                    item.span,
+                    format!("`{written}` is a symbolic link (or goes through one) that leads outside the repository: Argo CD refuses such a repository, and gitops-lint does not follow it"),
+                    "point the link at a path inside the repository, or copy what it names into it",
+                ));
+                None
+            }
+        }
+    }
+
+    /// Files (not kustomization directories) must sit under the kustomization's own directory
+    /// once symbolic links are resolved on both (`path` and `dir` here are): kustomize's
+    /// default load restrictor refuses anything else.
     fn restricted(&mut self, dir: &Path, path: &Path, written: &str, item: &Node) -> bool {
         // Both in normal form, as every path here is.
         super::debug_assert_normal(dir);
@@ -334,9 +389,18 @@ impl<'f> Kustomizer<'f> {
         if crate::paths::starts_with_normal(crate::paths::bytes(path), crate::paths::bytes(dir)) {
             return false;
         }
+        // Only on this rare path: whether the written path was a link to the file.
+        let linked = self.files.resolve(dir, written).is_ok_and(|p| p != path);
+        let how = if linked {
+            let root = self.files.root_of(path);
+            let rel = super::relative(crate::paths::bytes(&root), crate::paths::bytes(path));
+            format!(" (a symbolic link to `{rel}`)")
+        } else {
+            String::new()
+        };
         self.problems.push(problem(
             item.span,
-            format!("`{written}` is a file outside this kustomization's directory: kustomize refuses to load it"),
+            format!("`{written}` is a file outside this kustomization's directory{how}: kustomize refuses to load it"),
             "move the file under the kustomization, or reference the directory holding it as a kustomization",
         ));
         true
@@ -344,6 +408,9 @@ impl<'f> Kustomizer<'f> {
 
     fn load(&mut self, dir: &Path, item: &Node, res: &mut Vec<Res>) {
         let Some((written, path)) = self.resolve(dir, item) else {
+            return;
+        };
+        let Some(path) = self.through_links(path, &written, item) else {
             return;
         };
         if let Some(id) = self.files.file(&path) {
@@ -380,6 +447,20 @@ impl<'f> Kustomizer<'f> {
         self.missing(&path, &written, item);
     }
 
+    /// A problem that depends on what it is applied to: raised inside a component, which many
+    /// kustomizations may include, it names the build it failed in.
+    fn in_context(&self, message: String) -> String {
+        match (self.stack.last(), self.builds.last()) {
+            (Some(at), Some(build)) if at != build => {
+                let root = self.files.root_of(build);
+                let rel = super::relative(crate::paths::bytes(&root), crate::paths::bytes(build));
+                let rel = if rel.is_empty() { ".".into() } else { rel };
+                format!("{message} (in the build of `{rel}`, which includes this component)")
+            }
+            _ => message,
+        }
+    }
+
     /// Whether including `written` would nest kustomizations past [`MAX_NESTING`]; if so, says
     /// so at the entry.
     fn too_deep(&mut self, written: &str, item: &Node) -> bool {
@@ -396,11 +477,12 @@ impl<'f> Kustomizer<'f> {
     }
 
     fn missing(&mut self, path: &Path, written: &str, item: &Node) {
+        // A link that resolved was followed before this; one still here leads nowhere.
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
             self.problems.push(problem(
                 item.span,
-                format!("`{written}` is a symbolic link: links are not followed, since they can lead out of the repository"),
-                "reference the real file or directory",
+                format!("`{written}` is a symbolic link that leads nowhere: its target does not exist, or the links loop"),
+                "point the link at an existing file or directory, or reference the real one",
             ));
             return;
         }
@@ -408,6 +490,9 @@ impl<'f> Kustomizer<'f> {
             let has_kustomization = crate::model::KUSTOMIZATION_FILES
                 .iter()
                 .any(|n| path.join(n).is_file());
+            // What is there but not among the linted files is not rendered: whatever it holds
+            // is unknown to the patches of this build.
+            self.opaque |= !path.is_dir() || has_kustomization;
             if path.is_dir() && has_kustomization {
                 self.notes.push(Note {
                     span: item.span,
@@ -429,6 +514,21 @@ impl<'f> Kustomizer<'f> {
             }
             return;
         }
+        // A kustomization beside a Chart.yaml is the config management plugin pattern of Argo
+        // CD's own examples (`helm template . > all.yaml && kustomize build`): the file it
+        // lists is written by the plugin before kustomize runs.
+        let chart = self
+            .stack
+            .last()
+            .is_some_and(|d| self.files.exists(&d.join("Chart.yaml")));
+        if chart {
+            self.opaque = true;
+            self.notes.push(Note {
+                span: item.span,
+                message: format!("`{written}` not rendered: it is not in the repository, and beside a Chart.yaml a config management plugin likely writes it (helm template) before kustomize runs"),
+            });
+            return;
+        }
         self.problems.push(problem(
             item.span,
             format!("`{written}` does not exist"),
@@ -438,6 +538,9 @@ impl<'f> Kustomizer<'f> {
 
     fn component(&mut self, dir: &Path, item: &Node, res: &mut Vec<Res>) {
         let Some((written, path)) = self.resolve(dir, item) else {
+            return;
+        };
+        let Some(path) = self.through_links(path, &written, item) else {
             return;
         };
         let Some(kfile) = self.files.kustomization(&path) else {
@@ -487,6 +590,9 @@ impl<'f> Kustomizer<'f> {
             };
         }
         let Some((written, path)) = self.resolve(dir, node) else {
+            return Vec::new();
+        };
+        let Some(path) = self.through_links(path, &written, node) else {
             return Vec::new();
         };
         let Some(id) = self.files.file(&path) else {
@@ -644,11 +750,17 @@ impl<'f> Kustomizer<'f> {
             .map(|(i, _)| i)
             .collect();
         if hits.is_empty() {
-            self.problems.push(problem(
-                item,
-                format!("the patch for {kind} `{name}` matches no resource of this kustomization"),
-                "check the kind and name against the resources (before any namePrefix), or remove the patch",
-            ));
+            // Not rendered inputs may hold the object: kustomize may well find it.
+            if !self.opaque {
+                let message = self.in_context(format!(
+                    "the patch for {kind} `{name}` matches no resource of this kustomization: kustomize fails the build"
+                ));
+                self.problems.push(problem(
+                    item,
+                    message,
+                    "check the kind and name against the resources (before any namePrefix), or remove the patch",
+                ));
+            }
             return;
         }
         if let Some(meta) = patch.get_mut("metadata") {
@@ -701,12 +813,9 @@ impl<'f> Kustomizer<'f> {
                     continue;
                 }
             };
+            // A selector that selects nothing makes the patch a no-op for kustomize
+            // (`resWrangler.Select` returns no resources and no error): the build succeeds.
             if hits.is_empty() {
-                self.problems.push(problem(
-                    item.span,
-                    "the patch's target matches no resource of this kustomization",
-                    "kustomize skips such a patch silently; check the target against the resources, or remove the patch",
-                ));
                 continue;
             }
             if merge::is_delete(&doc) {
@@ -742,18 +851,39 @@ impl<'f> Kustomizer<'f> {
                 return;
             }
         };
-        if hits.is_empty() {
-            self.problems.push(problem(
-                item,
-                "the patch's target matches no resource of this kustomization",
-                "check the target against the resources, or remove the patch",
-            ));
-            return;
-        }
+        // As for a targeted strategic merge patch, nothing selected is a no-op.
         for i in hits {
-            if let Err(e) = merge::json_patch(&mut res[i].obj.root, ops) {
+            // kustomize keeps build annotations on every object until the end of a build, so a patch
+            // always finds `metadata.annotations` (adding a key to it works on an object
+            // written without any); an empty one it did not need is dropped again.
+            let span = res[i].obj.root.span;
+            let made = res[i]
+                .obj
+                .root
+                .path(&["metadata", "annotations"])
+                .is_none_or(|a| !a.is_map());
+            if made {
+                res[i]
+                    .obj
+                    .root
+                    .map_at("metadata", span)
+                    .map_at("annotations", span);
+            }
+            let patched = merge::json_patch(&mut res[i].obj.root, ops);
+            if made {
+                if let Some(meta) = res[i].obj.root.get_mut("metadata") {
+                    if meta
+                        .get("annotations")
+                        .is_some_and(|a| a.is_map() && a.entries().is_empty())
+                    {
+                        meta.remove("annotations");
+                    }
+                }
+            }
+            if let Err(e) = patched {
+                let message = self.in_context(e.message);
                 self.problems
-                    .push(problem(e.span, e.message, "fix the patch operation"));
+                    .push(problem(e.span, message, "fix the patch operation"));
                 return;
             }
             refresh_identity(&mut res[i].obj);
@@ -799,11 +929,17 @@ impl<'f> Kustomizer<'f> {
                     && ns.is_none_or(|ns| r.obj.namespace.as_deref() == Some(ns))
             });
             let Some(target) = found else {
-                self.problems.push(problem(
-                    g.span,
-                    format!("`behavior: {behavior}` but no {kind} `{name_text}` comes from the resources"),
-                    "use `behavior: create`, or generate the base object first",
-                ));
+                // The object may come from what is not rendered.
+                if !self.opaque {
+                    let message = self.in_context(format!(
+                        "`behavior: {behavior}` but no {kind} `{name_text}` comes from the resources: kustomize fails the build"
+                    ));
+                    self.problems.push(problem(
+                        g.span,
+                        message,
+                        "use `behavior: create`, or generate the base object first",
+                    ));
+                }
                 return;
             };
             let root = &mut target.obj.root;
@@ -977,6 +1113,15 @@ impl<'f> Kustomizer<'f> {
     }
 
     fn read(&mut self, dir: &Path, item: &Node, file: &str) -> Option<String> {
+        // kustomize's file loader fetches an http(s) URL (`FileLoader.Load`); gitops-lint
+        // never does.
+        if is_remote(file) {
+            self.notes.push(Note {
+                span: item.span,
+                message: format!("remote file `{file}` not rendered: gitops-lint never fetches"),
+            });
+            return None;
+        }
         let path = match self.files.resolve(dir, file) {
             Ok(p) => p,
             Err(e) => {
@@ -988,20 +1133,30 @@ impl<'f> Kustomizer<'f> {
                 return None;
             }
         };
+        // Read by its own path once links are resolved, so that a link never leads a read out
+        // of the repository.
+        let path = self.through_links(path, file, item)?;
         if self.restricted(dir, &path, file, item) {
             return None;
         }
-        match self.files.read_extra(&path) {
-            Ok(text) => Some(text),
-            Err(why) => {
-                self.problems.push(problem(
-                    item.span,
-                    format!("`{file}` cannot be read: {why}"),
-                    "fix the path",
-                ));
-                None
+        let why = match self.files.read_extra(&path) {
+            Ok(text) => return Some(text),
+            Err(Unread::Skipped(why)) => {
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!("`{file}` not rendered: {why}"),
+                });
+                return None;
             }
-        }
+            Err(Unread::Missing) => "no such file in the repository",
+            Err(Unread::NotAFile) => "not a regular file",
+        };
+        self.problems.push(problem(
+            item.span,
+            format!("`{file}` cannot be read: {why}"),
+            "fix the path",
+        ));
+        None
     }
 }
 

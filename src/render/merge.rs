@@ -426,6 +426,13 @@ fn apply_op(doc: &mut Node, op: &Node) -> Result<(), String> {
                 return Ok(());
             }
             let (container, last) = parent(doc, &tokens)?;
+            // The JSON patch library kustomize uses (evanphx/json-patch v4) looks a key up
+            // without failing when it is missing, so `replace` on a missing key of an existing
+            // mapping sets it, like `add`; a missing list index or parent still fails.
+            if container.is_map() && container.get(&last).is_none() {
+                container.set(&last, v, key_span);
+                return Ok(());
+            }
             *child(container, &last)? = v;
             Ok(())
         }
@@ -482,6 +489,19 @@ mod tests {
             to_json(&doc),
             serde_json::json!({"a": {"b": [2, 3]}, "c": "y", "e/f": "y"})
         );
+    }
+
+    #[test]
+    fn replace_of_a_missing_key_sets_it_as_kustomize_does() {
+        let mut doc = node("spec: {a: 1}\n");
+        json_patch(&mut doc, &node("- {op: replace, path: /spec/b, value: 2}")).unwrap();
+        assert_eq!(to_json(&doc), serde_json::json!({"spec": {"a": 1, "b": 2}}));
+        for ops in [
+            "- {op: replace, path: /missing/b, value: 2}",
+            "- {op: replace, path: /spec/a/0, value: 2}",
+        ] {
+            assert!(json_patch(&mut doc, &node(ops)).is_err(), "{ops}");
+        }
     }
 
     #[test]

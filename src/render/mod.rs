@@ -279,6 +279,30 @@ pub struct Files<'a> {
     below: std::sync::Mutex<HashMap<PathBuf, Arc<BTreeSet<String>>>>,
 }
 
+/// What a path is once symbolic links are resolved: [`Files::follow`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Linked {
+    /// The path or its target, inside the repository root (the path itself when no link is
+    /// on the way).
+    Inside(PathBuf),
+    /// A link on the way leads outside the repository root.
+    Outside,
+    /// Nothing there, or a link that leads nowhere (dangling, or a loop).
+    Missing,
+}
+
+/// Why [`Files::read_extra`] gave no text.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Unread {
+    /// Nothing there: kustomize fails too.
+    Missing,
+    /// A directory or another non-file: kustomize's loader wants a file and fails too.
+    NotAFile,
+    /// There, but not read here (too large, not UTF-8 text, unreadable); kustomize may well
+    /// read it (binary data goes to a ConfigMap's `binaryData`).
+    Skipped(String),
+}
+
 /// Why a path written in the repository cannot be followed.
 #[derive(Debug, PartialEq, Eq)]
 pub enum PathError {
@@ -536,25 +560,51 @@ impl<'a> Files<'a> {
         }
     }
 
+    /// Where `path` leads once the symbolic links on its way are resolved, as kustomize's file
+    /// system does (`filepath.EvalSymlinks` in `CleanedAbs`): the in-repository path of the
+    /// target, written below the same root as every other path here. Only metadata and link
+    /// texts are read on the way, never a file's content, so nothing outside the tree is read
+    /// even when the target is outside.
+    pub fn follow(&self, path: &Path) -> Linked {
+        let dot = |p: &Path| {
+            if p.as_os_str().is_empty() {
+                Path::new(".").to_path_buf()
+            } else {
+                p.to_path_buf()
+            }
+        };
+        let root = self.root_of(path);
+        let (Ok(real), Ok(real_root)) = (dot(path).canonicalize(), dot(&root).canonicalize())
+        else {
+            return Linked::Missing;
+        };
+        match real.strip_prefix(&real_root) {
+            Ok(rel) => Linked::Inside(normalize(&root.join(rel))),
+            Err(_) => Linked::Outside,
+        }
+    }
+
     /// Reads a small file that is not a manifest (a generator's `files:` entry), inside the
     /// root once symlinks are resolved.
-    pub fn read_extra(&self, path: &Path) -> Result<String, String> {
+    pub fn read_extra(&self, path: &Path) -> Result<String, Unread> {
         const LIMIT: u64 = 1 << 20;
         if let Some(id) = self.file(path) {
             return Ok(self.sources.get(id).text.clone());
         }
         if !self.exists(path) {
-            return Err("no such file in the repository".into());
+            return Err(Unread::Missing);
         }
-        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        let meta = std::fs::metadata(path).map_err(|e| Unread::Skipped(e.to_string()))?;
         if !meta.is_file() {
-            return Err("not a regular file".into());
+            return Err(Unread::NotAFile);
         }
         if meta.len() > LIMIT {
-            return Err(format!("larger than {LIMIT} bytes; not read"));
+            return Err(Unread::Skipped(format!(
+                "larger than {LIMIT} bytes; not read"
+            )));
         }
-        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-        String::from_utf8(bytes).map_err(|_| "not UTF-8 text".into())
+        let bytes = std::fs::read(path).map_err(|e| Unread::Skipped(e.to_string()))?;
+        String::from_utf8(bytes).map_err(|_| Unread::Skipped("not UTF-8 text".into()))
     }
 
     /// The kustomization file of `dir`, if it has one among the linted files.
