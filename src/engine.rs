@@ -82,7 +82,6 @@ impl Summary {
     }
 }
 
-
 pub struct Outcome {
     pub sources: SourceDb,
     pub findings: Vec<Finding>,

@@ -96,7 +96,13 @@ mod tests {
 
     #[test]
     fn only_a_full_version_is_pinned() {
-        for v in ["1.4.2", "v1.4.2", "1.4.2-rc.1", "1.4.2+build.5", "1.0.0-alpha-1+x.y"] {
+        for v in [
+            "1.4.2",
+            "v1.4.2",
+            "1.4.2-rc.1",
+            "1.4.2+build.5",
+            "1.0.0-alpha-1+x.y",
+        ] {
             assert!(is_pinned(v), "{v}");
         }
         for v in ["1", "1.4", "v1.4", "1.4-rc.1", "*", "1.x", ">=1.2"] {
