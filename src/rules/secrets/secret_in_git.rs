@@ -1,6 +1,6 @@
 use crate::model::Object;
 use crate::rules::{rule, Cx, Sink};
-use crate::yaml::{typing, Node};
+use crate::yaml::{typing, Node, ParseLimits};
 
 rule! {
     id: "secret-in-git",
@@ -10,14 +10,194 @@ rule! {
     check: Check::Object(check),
 }
 
-/// A value another tool fills in: a template, an env substitution, or an argocd-vault-plugin
-/// placeholder.
+/// A value that holds no credential yet: a template or substitution another tool fills in, an
+/// argocd-vault-plugin reference, a SOPS ciphertext, or the filler people write in examples
+/// (`changeme`, `your-password-here`, `xxx`, `...`).
 fn is_placeholder(v: &str) -> bool {
     let v = v.trim();
+    let lower = v.to_ascii_lowercase();
+    let wrapped = |open: &str, close: char| v.starts_with(open) && v.ends_with(close);
     v.is_empty()
+        || matches!(lower.as_str(), "null" | "~" | "none" | "todo" | "tbd" | "redacted")
         || typing::is_template(v)
-        || (v.starts_with("${") && v.ends_with('}'))
-        || (v.starts_with('<') && v.ends_with('>'))
+        || wrapped("${", '}')
+        || wrapped("$(", ')')
+        || wrapped("<", '>')
+        || wrapped("ENC[", ']')
+        || ["changeme", "change-me", "change_me", "replaceme", "replace-me", "replace_me"]
+            .iter()
+            .any(|w| lower.contains(w))
+        || (lower.starts_with("your") && lower.ends_with("here"))
+        // `xxx`, `XXXX-XXXX`, `***`, `...`: masked or elided in an example.
+        || (v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_'))
+            && v.chars().any(|c| matches!(c, 'x' | 'X' | '*' | '.')))
+}
+
+/// Only public certificates: what a TLS or CA Secret publishes to every client anyway.
+fn only_certificates(v: &str) -> bool {
+    let v = v.trim();
+    v.starts_with("-----BEGIN CERTIFICATE-----")
+        && v.ends_with("-----END CERTIFICATE-----")
+        && !v.contains("PRIVATE KEY")
+}
+
+/// A key that, in a structured value, names a credential: not one that names where it is
+/// (`password_file`, `token_url`) or whose it is (`auth_username`).
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
+    let about = [
+        "file", "path", "ref", "name", "user", "url", "type", "endpoint", "mode",
+    ];
+    if about.iter().any(|w| k.ends_with(w)) {
+        return false;
+    }
+    [
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "credential",
+        "auth",
+        "apikey",
+        "privatekey",
+        "keydata",
+        "accesskey",
+        "clientkey",
+        "sshkey",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+        || k == "key"
+}
+
+/// What a structured value (a YAML or JSON document in one Secret key) holds.
+#[derive(PartialEq)]
+enum Blob {
+    /// Not a mapping or a list: a plain value.
+    Plain,
+    /// Credential fields, every one of them empty, a reference or a placeholder.
+    OnlyPlaceholders,
+    /// No field that names a credential.
+    NoSecretFields,
+    /// At least one credential field with a value.
+    Credential,
+}
+
+fn blob(text: &str) -> Blob {
+    let t = text.trim_start();
+    if !(text.contains('\n') || t.starts_with('{') || t.starts_with('[')) {
+        return Blob::Plain;
+    }
+    let parsed = crate::yaml::parse(0, text, ParseLimits::default());
+    if !parsed.problems.is_empty() {
+        return Blob::Plain;
+    }
+    let (mut secret, mut real) = (0usize, 0usize);
+    let mut structured = false;
+    for doc in &parsed.documents {
+        if doc.root.is_map() || doc.root.is_seq() {
+            structured = true;
+        }
+        walk(&doc.root, false, &mut secret, &mut real);
+    }
+    match (structured, secret, real) {
+        (false, _, _) => Blob::Plain,
+        (true, _, r) if r > 0 => Blob::Credential,
+        (true, 0, _) => Blob::NoSecretFields,
+        _ => Blob::OnlyPlaceholders,
+    }
+}
+
+/// Counts the scalars held by credential keys (directly, or in a list), and those among
+/// them with a value. A mapping under such a key (`authorization: {type: Bearer, ...}`) is
+/// judged by its own keys.
+fn walk(node: &Node, secret_named: bool, secret: &mut usize, real: &mut usize) {
+    if let Some(text) = node.as_str() {
+        if secret_named {
+            *secret += 1;
+            if !node.is_null() && !is_placeholder(text) {
+                *real += 1;
+            }
+        }
+        return;
+    }
+    for item in node.items() {
+        walk(item, secret_named && !item.is_map(), secret, real);
+    }
+    for e in node.entries() {
+        let named = e.key.as_str().is_some_and(secret_key);
+        walk(&e.value, named, secret, real);
+    }
+}
+
+/// The keys of Argo CD's repository and cluster Secrets that hold no credential: what the
+/// credentials are for and how to use them (argo-cd v3.5.1 `util/db/repository_secrets.go`,
+/// `util/db/cluster.go`). `url` and `proxy` still count when they carry
+/// a password in their user part.
+const ARGOCD_NON_CREDENTIAL_KEYS: &[&str] = &[
+    "name",
+    "url",
+    "server",
+    "type",
+    "project",
+    "namespaces",
+    "clusterResources",
+    "shard",
+    "username",
+    "enableOCI",
+    "enableLfs",
+    "insecure",
+    "insecureIgnoreHostKey",
+    "insecureOCIForceHttp",
+    "forceHttpBasicAuth",
+    "useAzureWorkloadIdentity",
+    "depth",
+    "webhookManifestCacheWarmDisabled",
+    "githubAppID",
+    "githubAppInstallationID",
+    "githubAppEnterpriseBaseUrl",
+    "tlsClientCertData",
+    "proxy",
+    "noProxy",
+    "azureServicePrincipalClientId",
+    "azureServicePrincipalClientID",
+    "azureServicePrincipalTenantId",
+    "azureServicePrincipalTenantID",
+    "azureActiveDirectoryEndpoint",
+];
+
+/// `scheme://user:password@host`: a URL that carries a password.
+fn url_with_password(v: &str) -> bool {
+    v.split_once("://").is_some_and(|(_, rest)| {
+        let authority = rest.split('/').next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .and_then(|(userinfo, _)| userinfo.split_once(':'))
+            .is_some_and(|(_, password)| !is_placeholder(password))
+    })
+}
+
+/// Whether one `data` / `stringData` entry holds a credential. `value` is the text as the
+/// cluster stores it (`data` decoded).
+fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
+    if is_placeholder(value) || only_certificates(value) {
+        return false;
+    }
+    if argocd {
+        if ARGOCD_NON_CREDENTIAL_KEYS.contains(&key) {
+            return matches!(key, "url" | "proxy") && url_with_password(value);
+        }
+        if key == "config" {
+            // A cluster's `config` is JSON; without a token, password or client key it
+            // connects with a workload identity, an exec plugin or AWS IAM.
+            return !matches!(blob(value), Blob::OnlyPlaceholders | Blob::NoSecretFields);
+        }
+        return true;
+    }
+    // A configuration document whose credential fields are all left empty or point
+    // elsewhere. One with no credential field at all still counts: it is in a Secret for a
+    // reason the field names do not show.
+    blob(value) != Blob::OnlyPlaceholders
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
@@ -29,6 +209,10 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
     if obj.generated || !obj.is("", "Secret") || obj.root.get("sops").is_some_and(|s| s.is_map()) {
         return;
     }
+    let credential = obj
+        .root
+        .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+        .and_then(|n| n.as_str());
     for key in ["data", "stringData"] {
         let Some(entry) = obj.root.entry(key) else {
             continue;
@@ -37,15 +221,29 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
             .value
             .entries()
             .iter()
-            .filter(|e| !e.value.as_str().is_some_and(is_placeholder))
+            .filter(|e| {
+                let Some(written) = e.value.as_str().filter(|_| !e.value.is_null()) else {
+                    // A null holds nothing; a mapping or list is not a valid value and is
+                    // left to the schema.
+                    return false;
+                };
+                let decoded = match key {
+                    // Not base64 is not a value the API server accepts; read it as written.
+                    "data" => {
+                        crate::redact::decode_data(written).unwrap_or_else(|| written.to_string())
+                    }
+                    _ => written.to_string(),
+                };
+                let name = e.key.as_str().unwrap_or("");
+                holds_credential(name, &decoded, credential.is_some())
+                    // A placeholder written as is in `data` is not base64 and would be
+                    // refused by the API server, but it is no leaked secret either.
+                    && !is_placeholder(written)
+            })
             .count();
         if real == 0 {
             continue;
         }
-        let credential = obj
-            .root
-            .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
-            .and_then(|n| n.as_str());
         let what = match credential {
             Some(t) => format!("an Argo CD {t} credential"),
             None => "a Secret".to_string(),
@@ -74,6 +272,14 @@ fn generators(obj: &Object, out: &mut Sink) {
             .chain(env.map(|e| ("envs", e)));
         for (source, item) in items {
             let Some(text) = item.as_str() else { continue };
+            // `KEY=` or `KEY=changeme`: a literal that holds no value yet.
+            if source == "literals"
+                && text
+                    .split_once('=')
+                    .is_some_and(|(_, value)| is_placeholder(value.trim_matches(['"', '\''])))
+            {
+                continue;
+            }
             let what = match source {
                 "literals" => format!("the literal `{}`", text.split('=').next().unwrap_or(text)),
                 _ => format!("the file `{text}`"),
