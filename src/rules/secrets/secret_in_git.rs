@@ -15,7 +15,8 @@ rule! {
 /// (`changeme`, `your-password-here`, `xxx`, `...`).
 fn is_placeholder(v: &str) -> bool {
     let v = v.trim();
-    let lower = v.to_ascii_lowercase();
+    // `change me` reads as `changeme`.
+    let lower = v.to_ascii_lowercase().replace(' ', "");
     let wrapped = |open: &str, close: char| v.starts_with(open) && v.ends_with(close);
     v.is_empty()
         || matches!(lower.as_str(), "null" | "~" | "none" | "todo" | "tbd" | "redacted")
@@ -28,6 +29,10 @@ fn is_placeholder(v: &str) -> bool {
             .iter()
             .any(|w| lower.contains(w))
         || (lower.starts_with("your") && lower.ends_with("here"))
+        // `UPDATE_AWS_ACCESS_KEY_ID`, `your-api-token`, `insert_token`: an instruction.
+        || ["update_", "replace_", "replace-", "insert_", "insert-", "your_", "your-"]
+            .iter()
+            .any(|w| lower.starts_with(w))
         // `xxx`, `XXXX-XXXX`, `***`, `...`: masked or elided in an example.
         || (v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_'))
             && v.chars().any(|c| matches!(c, 'x' | 'X' | '*' | '.')))
@@ -88,17 +93,43 @@ fn blob(text: &str) -> Blob {
     if !(text.contains('\n') || t.starts_with('{') || t.starts_with('[')) {
         return Blob::Plain;
     }
-    let parsed = crate::yaml::parse(0, text, ParseLimits::default());
-    if !parsed.problems.is_empty() {
-        return Blob::Plain;
+    // A private key or a URL with a password is a credential whatever field holds it.
+    if text.contains("PRIVATE KEY")
+        || text
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ','))
+            .any(url_with_password)
+    {
+        return Blob::Credential;
     }
     let (mut secret, mut real) = (0usize, 0usize);
     let mut structured = false;
-    for doc in &parsed.documents {
-        if doc.root.is_map() || doc.root.is_seq() {
-            structured = true;
+    let parsed = crate::yaml::parse(0, text, ParseLimits::default());
+    if parsed.problems.is_empty() {
+        for doc in &parsed.documents {
+            if doc.root.is_map() || doc.root.is_seq() {
+                structured = true;
+            }
+            walk(&doc.root, false, &mut secret, &mut real);
         }
-        walk(&doc.root, false, &mut secret, &mut real);
+    }
+    if !structured {
+        // A Java properties file: every line a comment or `key=value`.
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+            .collect();
+        let pairs: Vec<(&str, &str)> = lines.iter().filter_map(|l| l.split_once('=')).collect();
+        if lines.is_empty() || pairs.len() != lines.len() {
+            return Blob::Plain;
+        }
+        structured = true;
+        for (k, v) in pairs {
+            if secret_key(k.trim()) {
+                secret += 1;
+                real += usize::from(!is_placeholder(v));
+            }
+        }
     }
     match (structured, secret, real) {
         (false, _, _) => Blob::Plain,
@@ -194,10 +225,10 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
         }
         return true;
     }
-    // A configuration document whose credential fields are all left empty or point
-    // elsewhere. One with no credential field at all still counts: it is in a Secret for a
-    // reason the field names do not show.
-    blob(value) != Blob::OnlyPlaceholders
+    // A configuration document (YAML, JSON, properties) whose credential fields are all left
+    // empty or point elsewhere, or that has none (broker settings, logging levels), holds no
+    // credential. Free text (an htpasswd file, a JAAS configuration) still counts.
+    !matches!(blob(value), Blob::OnlyPlaceholders | Blob::NoSecretFields)
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
