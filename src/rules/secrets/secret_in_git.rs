@@ -56,6 +56,11 @@ fn secret_key(key: &str) -> bool {
     if about.iter().any(|w| k.ends_with(w)) {
         return false;
     }
+    secret_key_word(&k)
+}
+
+/// A folded key (lowercase, no `-`, `_`, `.`) holding a word that names a credential.
+fn secret_key_word(k: &str) -> bool {
     [
         "password",
         "passwd",
@@ -88,9 +93,14 @@ enum Blob {
     Credential,
 }
 
-fn blob(text: &str) -> Blob {
+fn blob(key: &str, text: &str) -> Blob {
     let t = text.trim_start();
-    if !(text.contains('\n') || t.starts_with('{') || t.starts_with('[')) {
+    // A key named like a configuration file holds one even on a single line, as a patch
+    // often writes it (`value: storeConfiguration=DATABASE`).
+    let file = [".properties", ".yaml", ".yml", ".json"]
+        .iter()
+        .any(|ext| key.ends_with(ext));
+    if !(file || text.contains('\n') || t.starts_with('{') || t.starts_with('[')) {
         return Blob::Plain;
     }
     // A private key or a URL with a password is a credential whatever field holds it.
@@ -120,12 +130,18 @@ fn blob(text: &str) -> Blob {
             .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
             .collect();
         let pairs: Vec<(&str, &str)> = lines.iter().filter_map(|l| l.split_once('=')).collect();
-        if lines.is_empty() || pairs.len() != lines.len() {
+        if lines.is_empty() {
+            // Only comments: a file left for an overlay to fill in.
+            return Blob::NoSecretFields;
+        }
+        if pairs.len() != lines.len() {
             return Blob::Plain;
         }
         structured = true;
         for (k, v) in pairs {
-            if secret_key(k.trim()) {
+            // `logger.authentication_filter.level` is a level: the last part names the field.
+            let field = k.trim().rsplit('.').next().unwrap_or("");
+            if secret_key(field) {
                 secret += 1;
                 real += usize::from(!is_placeholder(v));
             }
@@ -221,14 +237,29 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
         if key == "config" {
             // A cluster's `config` is JSON; without a token, password or client key it
             // connects with a workload identity, an exec plugin or AWS IAM.
-            return !matches!(blob(value), Blob::OnlyPlaceholders | Blob::NoSecretFields);
+            return !matches!(
+                blob(key, value),
+                Blob::OnlyPlaceholders | Blob::NoSecretFields
+            );
         }
         return true;
+    }
+    // Where the credential is and whose: a keystore path, a database host or user name.
+    // A URL still counts: a webhook URL is often its own credential.
+    let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
+    let about = [
+        "path", "file", "host", "hostname", "port", "user", "username", "database", "dbname",
+    ];
+    if about.iter().any(|w| k.ends_with(w)) && !secret_key_word(&k) {
+        return false;
     }
     // A configuration document (YAML, JSON, properties) whose credential fields are all left
     // empty or point elsewhere, or that has none (broker settings, logging levels), holds no
     // credential. Free text (an htpasswd file, a JAAS configuration) still counts.
-    !matches!(blob(value), Blob::OnlyPlaceholders | Blob::NoSecretFields)
+    !matches!(
+        blob(key, value),
+        Blob::OnlyPlaceholders | Blob::NoSecretFields
+    )
 }
 
 fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
