@@ -38,9 +38,16 @@ fn is_placeholder(v: &str) -> bool {
             && v.chars().any(|c| matches!(c, 'x' | 'X' | '*' | '.')))
 }
 
-/// Only public certificates: what a TLS or CA Secret publishes to every client anyway.
+/// Only public certificates or an SSH public key: what is handed to every peer anyway.
 fn only_certificates(v: &str) -> bool {
     let v = v.trim();
+    let ssh_public = ["ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-", "ssh-dss "]
+        .iter()
+        .any(|p| v.starts_with(p))
+        && !v.contains('\n');
+    if ssh_public {
+        return true;
+    }
     v.starts_with("-----BEGIN CERTIFICATE-----")
         && v.ends_with("-----END CERTIFICATE-----")
         && !v.contains("PRIVATE KEY")
@@ -128,6 +135,8 @@ fn blob(key: &str, text: &str) -> Blob {
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+            // `[section]` of an INI file (AWS and rclone credentials files).
+            .filter(|l| !(l.starts_with('[') && l.ends_with(']')))
             .collect();
         let pairs: Vec<(&str, &str)> = lines.iter().filter_map(|l| l.split_once('=')).collect();
         if lines.is_empty() {
