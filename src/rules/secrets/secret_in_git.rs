@@ -1,6 +1,7 @@
 use crate::model::Object;
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::{typing, Node, ParseLimits};
+use std::path::Path;
 
 rule! {
     id: "secret-in-git",
@@ -271,9 +272,9 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
     )
 }
 
-fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     if matches!(obj.kind.as_str(), "Kustomization" | "Component") {
-        generators(obj, out);
+        generators(cx, obj, out);
         return;
     }
     // A generated Secret is reported at its generator's items, not again here.
@@ -326,7 +327,13 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
 }
 
 /// `secretGenerator` entries whose values are committed next to the kustomization.
-fn generators(obj: &Object, out: &mut Sink) {
+fn generators(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let dir = cx
+        .sources
+        .get(obj.file)
+        .path
+        .parent()
+        .map(Path::to_path_buf);
     for g in obj
         .root
         .get("secretGenerator")
@@ -343,13 +350,22 @@ fn generators(obj: &Object, out: &mut Sink) {
             .chain(env.map(|e| ("envs", e)));
         for (source, item) in items {
             let Some(text) = item.as_str() else { continue };
-            // `KEY=` or `KEY=changeme`: a literal that holds no value yet.
+            // `KEY=`, `KEY=changeme`, `DB_USER=payments`: judged as the same key and value
+            // would be in a Secret's `stringData`.
             if source == "literals"
-                && text
-                    .split_once('=')
-                    .is_some_and(|(_, value)| is_placeholder(value.trim_matches(['"', '\''])))
+                && text.split_once('=').is_some_and(|(key, value)| {
+                    !holds_credential(key.trim(), value.trim_matches(['"', '\'']), false)
+                })
             {
                 continue;
+            }
+            // A file that is not in the repository is not committed: it is written by CI or
+            // kept out by .gitignore (kustomize reports it missing when it renders).
+            if source != "literals" {
+                let file = text.split_once('=').map_or(text, |(_, f)| f).trim();
+                if dir.as_ref().is_some_and(|d| !d.join(file).exists()) {
+                    continue;
+                }
             }
             let what = match source {
                 "literals" => format!("the literal `{}`", text.split('=').next().unwrap_or(text)),
