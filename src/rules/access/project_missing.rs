@@ -7,8 +7,8 @@ use foldhash::HashSet;
 rule! {
     id: "project-missing",
     category: Access,
-    severity: Error,
-    summary: "An application names an AppProject the repository does not define (while it defines others)",
+    severity: Warning,
+    summary: "An application names an AppProject the repository does not define, but one close to it",
     check: Check::Graph(check),
 }
 
@@ -24,8 +24,13 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             continue;
         };
         let node = view.spec.get("project");
-        let Some(name) = known(node) else { continue };
-        let node = node.expect("known");
+        // `known` leaves out templates: an ApplicationSet's `{{...}}` project is only known
+        // once generated.
+        let (Some(name), Some(node)) = (known(node), node) else {
+            continue;
+        };
+        // `default` is created by the API server when it is missing (argo-cd
+        // `server/server.go`, `initializeDefaultProject`), so it exists everywhere.
         if name.is_empty() || name == "default" || !seen.insert(node.span) {
             continue;
         }
@@ -37,25 +42,31 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         {
             continue;
         }
+        // Projects are often created outside the repository (the argo-cd chart's values, the
+        // UI, another repository), and nothing in a repository proves it holds every project
+        // of its instance. A name absent here is therefore only reported when it is a near
+        // miss of a project the repository does define: a typo, not a project kept elsewhere.
         let names = projects.names_in(&repo);
-        let help = match did_you_mean(name, names.iter().copied()) {
-            Some(close) => format!(
-                "did you mean `{close}`? Otherwise add the AppProject `{name}` to the repository"
-            ),
-            None => format!(
-                "add the AppProject `{name}` next to the others ({}), or use one of them",
-                names.join(", ")
-            ),
+        let Some(close) = did_you_mean(name, names.iter().copied()) else {
+            continue;
         };
-        out.report(
-            node.span,
+        let message = if name.eq_ignore_ascii_case(close) {
+            // Object names are lowercase (RFC 1123), so no AppProject can have this name.
             format!(
-                "{} uses project `{name}`, which this repository does not define: Argo CD refuses to sync it until the project exists",
+                "{} uses project `{name}`, but the repository defines `{close}`: AppProject names are lowercase, so no project `{name}` can exist and Argo CD refuses to sync the application",
                 view.kind_name()
-            ),
-        )
-        .on(u)
-        .label("no such AppProject here")
-        .help(help);
+            )
+        } else {
+            format!(
+                "{} uses project `{name}`, which this repository does not define, but it defines `{close}`: if `{name}` is a typo, Argo CD refuses to sync the application until the project exists",
+                view.kind_name()
+            )
+        };
+        out.report(node.span, message)
+            .on(u)
+            .label("no such AppProject here")
+            .help(format!(
+                "did you mean `{close}`? If `{name}` is defined outside this repository, suppress this finding here"
+            ));
     }
 }

@@ -1,6 +1,7 @@
 use crate::model::Object;
 use crate::rules::{rule, Cx, Sink};
-use crate::yaml::{typing, Node};
+use crate::yaml::{typing, Node, ParseLimits};
+use std::path::Path;
 
 rule! {
     id: "secret-in-git",
@@ -10,25 +11,280 @@ rule! {
     check: Check::Object(check),
 }
 
-/// A value another tool fills in: a template, an env substitution, or an argocd-vault-plugin
-/// placeholder.
+/// A value that holds no credential yet: a template or substitution another tool fills in, an
+/// argocd-vault-plugin reference, a SOPS ciphertext, or the filler people write in examples
+/// (`changeme`, `your-password-here`, `xxx`, `...`).
 fn is_placeholder(v: &str) -> bool {
     let v = v.trim();
+    // `change me` reads as `changeme`.
+    let lower = v.to_ascii_lowercase().replace(' ', "");
+    let wrapped = |open: &str, close: char| v.starts_with(open) && v.ends_with(close);
     v.is_empty()
+        || matches!(lower.as_str(), "null" | "~" | "none" | "todo" | "tbd" | "redacted")
         || typing::is_template(v)
-        || (v.starts_with("${") && v.ends_with('}'))
-        || (v.starts_with('<') && v.ends_with('>'))
+        || wrapped("${", '}')
+        || wrapped("$(", ')')
+        || wrapped("<", '>')
+        || wrapped("ENC[", ']')
+        || ["changeme", "change-me", "change_me", "replaceme", "replace-me", "replace_me"]
+            .iter()
+            .any(|w| lower.contains(w))
+        || (lower.starts_with("your") && lower.ends_with("here"))
+        // `UPDATE_AWS_ACCESS_KEY_ID`, `your-api-token`, `insert_token`: an instruction.
+        || ["update_", "replace_", "replace-", "insert_", "insert-", "your_", "your-"]
+            .iter()
+            .any(|w| lower.starts_with(w))
+        // `xxx`, `XXXX-XXXX`, `***`, `...`: masked or elided in an example.
+        || (v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_'))
+            && v.chars().any(|c| matches!(c, 'x' | 'X' | '*' | '.')))
 }
 
-fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
+/// Only public certificates or an SSH public key: what is handed to every peer anyway.
+fn only_certificates(v: &str) -> bool {
+    let v = v.trim();
+    let ssh_public = ["ssh-rsa ", "ssh-ed25519 ", "ecdsa-sha2-", "ssh-dss "]
+        .iter()
+        .any(|p| v.starts_with(p))
+        && !v.contains('\n');
+    if ssh_public {
+        return true;
+    }
+    v.starts_with("-----BEGIN CERTIFICATE-----")
+        && v.ends_with("-----END CERTIFICATE-----")
+        && !v.contains("PRIVATE KEY")
+}
+
+/// A key that, in a structured value, names a credential: not one that names where it is
+/// (`password_file`, `token_url`) or whose it is (`auth_username`).
+fn secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
+    let about = [
+        "file", "path", "ref", "name", "user", "url", "type", "endpoint", "mode",
+    ];
+    if about.iter().any(|w| k.ends_with(w)) {
+        return false;
+    }
+    secret_key_word(&k)
+}
+
+/// A folded key (lowercase, no `-`, `_`, `.`) holding a word that names a credential.
+fn secret_key_word(k: &str) -> bool {
+    [
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "credential",
+        "auth",
+        "apikey",
+        "privatekey",
+        "keydata",
+        "accesskey",
+        "clientkey",
+        "sshkey",
+    ]
+    .iter()
+    .any(|w| k.contains(w))
+        || k == "key"
+}
+
+/// What a structured value (a YAML or JSON document in one Secret key) holds.
+#[derive(PartialEq)]
+enum Blob {
+    /// Not a mapping or a list: a plain value.
+    Plain,
+    /// Credential fields, every one of them empty, a reference or a placeholder.
+    OnlyPlaceholders,
+    /// No field that names a credential.
+    NoSecretFields,
+    /// At least one credential field with a value.
+    Credential,
+}
+
+fn blob(key: &str, text: &str) -> Blob {
+    let t = text.trim_start();
+    // A key named like a configuration file holds one even on a single line, as a patch
+    // often writes it (`value: storeConfiguration=DATABASE`).
+    let file = [".properties", ".yaml", ".yml", ".json"]
+        .iter()
+        .any(|ext| key.ends_with(ext));
+    if !(file || text.contains('\n') || t.starts_with('{') || t.starts_with('[')) {
+        return Blob::Plain;
+    }
+    // A private key or a URL with a password is a credential whatever field holds it.
+    if text.contains("PRIVATE KEY")
+        || text
+            .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ','))
+            .any(url_with_password)
+    {
+        return Blob::Credential;
+    }
+    let (mut secret, mut real) = (0usize, 0usize);
+    let mut structured = false;
+    let parsed = crate::yaml::parse(0, text, ParseLimits::default());
+    if parsed.problems.is_empty() {
+        for doc in &parsed.documents {
+            if doc.root.is_map() || doc.root.is_seq() {
+                structured = true;
+            }
+            walk(&doc.root, false, &mut secret, &mut real);
+        }
+    }
+    if !structured {
+        // A Java properties file: every line a comment or `key=value`.
+        let lines: Vec<&str> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with('!'))
+            // `[section]` of an INI file (AWS and rclone credentials files).
+            .filter(|l| !(l.starts_with('[') && l.ends_with(']')))
+            .collect();
+        let pairs: Vec<(&str, &str)> = lines.iter().filter_map(|l| l.split_once('=')).collect();
+        if lines.is_empty() {
+            // Only comments: a file left for an overlay to fill in.
+            return Blob::NoSecretFields;
+        }
+        if pairs.len() != lines.len() {
+            return Blob::Plain;
+        }
+        structured = true;
+        for (k, v) in pairs {
+            // `logger.authentication_filter.level` is a level: the last part names the field.
+            let field = k.trim().rsplit('.').next().unwrap_or("");
+            if secret_key(field) {
+                secret += 1;
+                real += usize::from(!is_placeholder(v));
+            }
+        }
+    }
+    match (structured, secret, real) {
+        (false, _, _) => Blob::Plain,
+        (true, _, r) if r > 0 => Blob::Credential,
+        (true, 0, _) => Blob::NoSecretFields,
+        _ => Blob::OnlyPlaceholders,
+    }
+}
+
+/// Counts the scalars held by credential keys (directly, or in a list), and those among
+/// them with a value. A mapping under such a key (`authorization: {type: Bearer, ...}`) is
+/// judged by its own keys.
+fn walk(node: &Node, secret_named: bool, secret: &mut usize, real: &mut usize) {
+    if let Some(text) = node.as_str() {
+        if secret_named {
+            *secret += 1;
+            if !node.is_null() && !is_placeholder(text) {
+                *real += 1;
+            }
+        }
+        return;
+    }
+    for item in node.items() {
+        walk(item, secret_named && !item.is_map(), secret, real);
+    }
+    for e in node.entries() {
+        let named = e.key.as_str().is_some_and(secret_key);
+        walk(&e.value, named, secret, real);
+    }
+}
+
+/// The keys of Argo CD's repository and cluster Secrets that hold no credential: what the
+/// credentials are for and how to use them (argo-cd v3.5.1 `util/db/repository_secrets.go`,
+/// `util/db/cluster.go`). `url` and `proxy` still count when they carry
+/// a password in their user part.
+const ARGOCD_NON_CREDENTIAL_KEYS: &[&str] = &[
+    "name",
+    "url",
+    "server",
+    "type",
+    "project",
+    "namespaces",
+    "clusterResources",
+    "shard",
+    "username",
+    "enableOCI",
+    "enableLfs",
+    "insecure",
+    "insecureIgnoreHostKey",
+    "insecureOCIForceHttp",
+    "forceHttpBasicAuth",
+    "useAzureWorkloadIdentity",
+    "depth",
+    "webhookManifestCacheWarmDisabled",
+    "githubAppID",
+    "githubAppInstallationID",
+    "githubAppEnterpriseBaseUrl",
+    "tlsClientCertData",
+    "proxy",
+    "noProxy",
+    "azureServicePrincipalClientId",
+    "azureServicePrincipalClientID",
+    "azureServicePrincipalTenantId",
+    "azureServicePrincipalTenantID",
+    "azureActiveDirectoryEndpoint",
+];
+
+/// `scheme://user:password@host`: a URL that carries a password.
+fn url_with_password(v: &str) -> bool {
+    v.split_once("://").is_some_and(|(_, rest)| {
+        let authority = rest.split('/').next().unwrap_or("");
+        authority
+            .rsplit_once('@')
+            .and_then(|(userinfo, _)| userinfo.split_once(':'))
+            .is_some_and(|(_, password)| !is_placeholder(password))
+    })
+}
+
+/// Whether one `data` / `stringData` entry holds a credential. `value` is the text as the
+/// cluster stores it (`data` decoded).
+fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
+    if is_placeholder(value) || only_certificates(value) {
+        return false;
+    }
+    if argocd {
+        if ARGOCD_NON_CREDENTIAL_KEYS.contains(&key) {
+            return matches!(key, "url" | "proxy") && url_with_password(value);
+        }
+        if key == "config" {
+            // A cluster's `config` is JSON; without a token, password or client key it
+            // connects with a workload identity, an exec plugin or AWS IAM.
+            return !matches!(
+                blob(key, value),
+                Blob::OnlyPlaceholders | Blob::NoSecretFields
+            );
+        }
+        return true;
+    }
+    // Where the credential is and whose: a keystore path, a database host or user name.
+    // A URL still counts: a webhook URL is often its own credential.
+    let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
+    let about = [
+        "path", "file", "host", "hostname", "port", "user", "username", "database", "dbname",
+    ];
+    if about.iter().any(|w| k.ends_with(w)) && !secret_key_word(&k) {
+        return false;
+    }
+    // A configuration document (YAML, JSON, properties) whose credential fields are all left
+    // empty or point elsewhere, or that has none (broker settings, logging levels), holds no
+    // credential. Free text (an htpasswd file, a JAAS configuration) still counts.
+    !matches!(
+        blob(key, value),
+        Blob::OnlyPlaceholders | Blob::NoSecretFields
+    )
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     if matches!(obj.kind.as_str(), "Kustomization" | "Component") {
-        generators(obj, out);
+        generators(cx, obj, out);
         return;
     }
     // A generated Secret is reported at its generator's items, not again here.
     if obj.generated || !obj.is("", "Secret") || obj.root.get("sops").is_some_and(|s| s.is_map()) {
         return;
     }
+    let credential = obj
+        .root
+        .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+        .and_then(|n| n.as_str());
     for key in ["data", "stringData"] {
         let Some(entry) = obj.root.entry(key) else {
             continue;
@@ -37,15 +293,29 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
             .value
             .entries()
             .iter()
-            .filter(|e| !e.value.as_str().is_some_and(is_placeholder))
+            .filter(|e| {
+                let Some(written) = e.value.as_str().filter(|_| !e.value.is_null()) else {
+                    // A null holds nothing; a mapping or list is not a valid value and is
+                    // left to the schema.
+                    return false;
+                };
+                let decoded = match key {
+                    // Not base64 is not a value the API server accepts; read it as written.
+                    "data" => {
+                        crate::redact::decode_data(written).unwrap_or_else(|| written.to_string())
+                    }
+                    _ => written.to_string(),
+                };
+                let name = e.key.as_str().unwrap_or("");
+                holds_credential(name, &decoded, credential.is_some())
+                    // A placeholder written as is in `data` is not base64 and would be
+                    // refused by the API server, but it is no leaked secret either.
+                    && !is_placeholder(written)
+            })
             .count();
         if real == 0 {
             continue;
         }
-        let credential = obj
-            .root
-            .path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
-            .and_then(|n| n.as_str());
         let what = match credential {
             Some(t) => format!("an Argo CD {t} credential"),
             None => "a Secret".to_string(),
@@ -57,7 +327,13 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
 }
 
 /// `secretGenerator` entries whose values are committed next to the kustomization.
-fn generators(obj: &Object, out: &mut Sink) {
+fn generators(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let dir = cx
+        .sources
+        .get(obj.file)
+        .path
+        .parent()
+        .map(Path::to_path_buf);
     for g in obj
         .root
         .get("secretGenerator")
@@ -74,6 +350,23 @@ fn generators(obj: &Object, out: &mut Sink) {
             .chain(env.map(|e| ("envs", e)));
         for (source, item) in items {
             let Some(text) = item.as_str() else { continue };
+            // `KEY=`, `KEY=changeme`, `DB_USER=payments`: judged as the same key and value
+            // would be in a Secret's `stringData`.
+            if source == "literals"
+                && text.split_once('=').is_some_and(|(key, value)| {
+                    !holds_credential(key.trim(), value.trim_matches(['"', '\'']), false)
+                })
+            {
+                continue;
+            }
+            // A file that is not in the repository is not committed: it is written by CI or
+            // kept out by .gitignore (kustomize reports it missing when it renders).
+            if source != "literals" {
+                let file = text.split_once('=').map_or(text, |(_, f)| f).trim();
+                if dir.as_ref().is_some_and(|d| !d.join(file).exists()) {
+                    continue;
+                }
+            }
             let what = match source {
                 "literals" => format!("the literal `{}`", text.split('=').next().unwrap_or(text)),
                 _ => format!("the file `{text}`"),
