@@ -139,7 +139,7 @@ impl Object {
                     let public = e
                         .key
                         .as_str()
-                        .is_some_and(|k| ARGOCD_PUBLIC_KEYS.contains(&k));
+                        .is_some_and(|k| ARGOCD_TARGET_KEYS.contains(&k));
                     let userinfo = e.value.as_str().is_some_and(|v| {
                         v.split_once("://").is_some_and(|(_, rest)| {
                             rest.split('/').next().is_some_and(|h| h.contains('@'))
@@ -161,7 +161,7 @@ impl Object {
 
 /// The keys of Argo CD's repository and cluster Secrets that say what the credentials are for,
 /// not the credentials (argo-cd `util/db/repository_secrets.go`, `util/db/cluster.go`).
-const ARGOCD_PUBLIC_KEYS: &[&str] = &[
+pub const ARGOCD_TARGET_KEYS: &[&str] = &[
     "name",
     "url",
     "server",

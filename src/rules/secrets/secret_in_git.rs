@@ -187,19 +187,11 @@ fn walk(node: &Node, secret_named: bool, secret: &mut usize, real: &mut usize) {
     }
 }
 
-/// The keys of Argo CD's repository and cluster Secrets that hold no credential: what the
-/// credentials are for and how to use them (argo-cd v3.5.1 `util/db/repository_secrets.go`,
-/// `util/db/cluster.go`). `url` and `proxy` still count when they carry
-/// a password in their user part.
+/// The keys of Argo CD's repository and cluster Secrets that hold no credential besides
+/// [`crate::model::ARGOCD_TARGET_KEYS`]: how to use the credentials (argo-cd v3.5.1
+/// `util/db/repository_secrets.go`, `util/db/cluster.go`). `url` and `proxy` still count when
+/// they carry a password in their user part.
 const ARGOCD_NON_CREDENTIAL_KEYS: &[&str] = &[
-    "name",
-    "url",
-    "server",
-    "type",
-    "project",
-    "namespaces",
-    "clusterResources",
-    "shard",
     "username",
     "enableOCI",
     "enableLfs",
@@ -241,7 +233,9 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
         return false;
     }
     if argocd {
-        if ARGOCD_NON_CREDENTIAL_KEYS.contains(&key) {
+        if crate::model::ARGOCD_TARGET_KEYS.contains(&key)
+            || ARGOCD_NON_CREDENTIAL_KEYS.contains(&key)
+        {
             return matches!(key, "url" | "proxy") && url_with_password(value);
         }
         if key == "config" {
