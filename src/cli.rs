@@ -6,7 +6,7 @@ use crate::discover;
 use crate::engine::{self, Outcome};
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
-use crate::yaml::{self, ParseLimits};
+use crate::yaml;
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -439,18 +439,8 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
 
 fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
     engine::Options {
-        paths,
-        discover: discover::Options::default(),
-        version: None,
-        limits: ParseLimits::default(),
         repo_urls,
-        config: Config::default(),
-        suppressions: true,
-        baseline: None,
-        report_only: None,
-        overlay: Default::default(),
-        cache: None,
-        timings: false,
+        ..engine::Options::new(paths)
     }
 }
 

@@ -65,6 +65,27 @@ pub struct Summary {
     pub nodes: usize,
 }
 
+impl Options {
+    /// The defaults of a plain `gitops-lint PATHS` run: every limit at its default, no config,
+    /// suppressions honoured, everything reported.
+    pub fn new(paths: Vec<PathBuf>) -> Options {
+        Options {
+            paths,
+            discover: discover::Options::default(),
+            version: None,
+            limits: ParseLimits::default(),
+            repo_urls: Vec::new(),
+            config: Config::default(),
+            suppressions: true,
+            baseline: None,
+            report_only: None,
+            overlay: Default::default(),
+            cache: None,
+            timings: false,
+        }
+    }
+}
+
 impl Summary {
     pub fn objects(&self) -> usize {
         self.objects_by_kind.values().sum()

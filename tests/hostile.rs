@@ -753,7 +753,7 @@ spec:
 /// it in path order are skipped, the same ones whatever the number of threads.
 #[test]
 fn past_the_run_node_budget_the_rest_is_skipped_in_path_order() {
-    use gitops_lint::{config::Config, discover, engine, yaml::ParseLimits};
+    use gitops_lint::{engine, yaml::ParseLimits};
     let dir = tempfile::tempdir().unwrap();
     // A mapping, its key, a list and 1,000 items.
     let text = format!("a: [{}]\n", vec!["1"; 1000].join(","));
@@ -765,18 +765,8 @@ fn past_the_run_node_budget_the_rest_is_skipped_in_path_order() {
         ..ParseLimits::default()
     };
     let opts = engine::Options {
-        paths: vec![dir.path().to_path_buf()],
-        discover: discover::Options::default(),
-        version: None,
         limits,
-        repo_urls: Vec::new(),
-        config: Config::default(),
-        suppressions: true,
-        baseline: None,
-        report_only: None,
-        overlay: Default::default(),
-        cache: None,
-        timings: false,
+        ..engine::Options::new(vec![dir.path().to_path_buf()])
     };
     let skipped = |threads: usize, opts: &engine::Options| {
         let pool = rayon::ThreadPoolBuilder::new()
