@@ -90,7 +90,7 @@ pub struct LintArgs {
     /// (one run can feed both a SARIF upload and the log).
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Exit with 1 when a finding has at least this severity [default: warning, or the
+    /// Exit with 1 when a finding has at least this severity [default: error, or the
     /// config's `fail-on`].
     #[arg(long, value_enum)]
     pub fail_on: Option<FailOn>,
@@ -543,7 +543,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         .or(config.max_file_size)
         .unwrap_or(discover::DEFAULT_MAX_FILE_SIZE);
     opts.version = args.argocd_version.or(config.argocd_version);
-    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Warning);
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Error);
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
     opts.timings = args.timings;

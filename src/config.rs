@@ -216,7 +216,7 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
     let mut clamped = Vec::new();
     let mut from_trusted = BTreeSet::new();
 
-    let floor = trusted.fail_on.unwrap_or(FailOn::Warning);
+    let floor = trusted.fail_on.unwrap_or(FailOn::Error);
     match c.fail_on {
         Some(own) if !stricter(own, floor) && own != floor => {
             clamped.push(Clamp {

@@ -44,6 +44,9 @@ pub enum SkipReason {
         limit: u64,
     },
     HelmTemplate,
+    /// Outside a chart's `templates/`, a file that only a template engine could make YAML of
+    /// (an unquoted `{{ }}` breaks it) and that is no Argo CD object.
+    Template,
     Unreadable(String),
     NotAFile,
     /// Past the run's ceiling on files or bytes.
@@ -69,6 +72,11 @@ impl std::fmt::Display for SkipReason {
                 )
             }
             SkipReason::HelmTemplate => write!(f, "Helm chart template (not rendered)"),
+            SkipReason::Template => write!(
+                f,
+                "not YAML until a template engine renders its {{{{ }}}} (not a chart's template, \
+                 not an Argo CD object); not checked"
+            ),
             SkipReason::Unreadable(e) => write!(f, "cannot be read: {e}"),
             SkipReason::NotAFile => write!(f, "not a regular file"),
             SkipReason::RunLimit { files, bytes } => write!(
@@ -90,6 +98,7 @@ impl SkipReason {
         match self {
             SkipReason::TooLarge { .. } => "too-large",
             SkipReason::HelmTemplate => "helm-template",
+            SkipReason::Template => "template",
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::NotAFile => "not-a-file",
             SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. } => "run-limit",

@@ -160,6 +160,22 @@ fn problem_finding(
     f
 }
 
+const UNQUOTED_TEMPLATE: &str = "a value holding a template (`{{ }}`) is YAML only when quoted: \
+     `name: '{{.path.basename}}-app'`. ApplicationSet templates are applied as written, so \
+     kubectl and Argo CD reject this file";
+
+/// Whether a top-level `apiVersion:` line names an Argo CD API group: the file is meant to be
+/// applied, not rendered by some other tool first.
+fn names_argo_api(text: &str) -> bool {
+    text.lines().any(|line| {
+        line.strip_prefix("apiVersion:").is_some_and(|v| {
+            v.trim_start()
+                .trim_start_matches(['"', '\''])
+                .starts_with("argoproj.io/")
+        })
+    })
+}
+
 /// Reads and parses one file; `stamp` is what discovery measured of it, if anything.
 fn process_file(id: FileId, path: PathBuf, stamp: Option<Stamp>, opts: &Options) -> FileResult {
     match read_file(&path, stamp, opts) {
@@ -427,25 +443,34 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
     }
     let parsed = parse_text(id, &text, limits);
     let nodes = parsed.nodes;
-    // A Go template that does not parse is not a broken manifest: it is skipped, not reported.
     let broken = parsed
         .problems
         .iter()
         .any(|p| p.kind == ProblemKind::InvalidYaml);
-    if broken && text.contains("{{") {
+    let templated = broken && text.contains("{{");
+    // An Argo CD object is applied as written, so an unquoted template in it is broken YAML;
+    // any other file that a `{{ }}` breaks is input to some template engine, not a manifest.
+    let argo = templated && names_argo_api(&text);
+    if templated && !argo {
         return FileResult {
             source: SourceFile::new(path, text),
             docs: FileDocs::default(),
             problems: Vec::new(),
             redactions: Vec::new(),
-            skip: Some(SkipReason::HelmTemplate),
+            skip: Some(SkipReason::Template),
             nodes,
         };
     }
     let mut parsed = parsed;
     let problems = std::mem::take(&mut parsed.problems)
         .into_iter()
-        .map(|p| problem_finding(p.kind, p.span, p.message, p.related, p.help))
+        .map(|p| {
+            let help = match p.kind {
+                ProblemKind::InvalidYaml if argo => UNQUOTED_TEMPLATE,
+                _ => p.help,
+            };
+            problem_finding(p.kind, p.span, p.message, p.related, help)
+        })
         .collect();
     let docs = FileDocs::new(id, &path, parsed);
     let mut redactions: Vec<_> = docs

@@ -141,34 +141,31 @@ pub struct DecodeError {
     pub help: &'static str,
 }
 
-/// Decodes a file's bytes. Kubernetes tooling reads UTF-8 only, so UTF-16 and invalid UTF-8 are
-/// reported rather than guessed; the returned text is always displayable.
+/// Decodes a file's bytes as Argo CD's repository server reads a manifest: UTF-8, or UTF-16 when
+/// a byte-order mark says so (v3.5.1 `reposerver/repository/repository.go`
+/// `getObjsFromYAMLOrJSON` opens files with `utfutil.OpenFile(path, utfutil.UTF8)`, which
+/// follows a BOM). Invalid UTF-8 is reported rather than guessed; the returned text is always
+/// displayable. A UTF-16 file's text keeps its BOM as U+FEFF, so columns skip it as they do in
+/// a UTF-8 file; its byte offsets are those of the decoded text.
 pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
-    if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
-        return (
-            String::new(),
-            Some(DecodeError {
-                message: "the file is UTF-16 encoded; Kubernetes and Argo CD read YAML as UTF-8"
-                    .into(),
-                offset: 0,
-                help: "save the file as UTF-8: nothing in it was checked",
-            }),
-        );
+    let utf16 = match bytes.get(..2) {
+        Some([0xFF, 0xFE]) => Some(u16::from_le_bytes as fn([u8; 2]) -> u16),
+        Some([0xFE, 0xFF]) => Some(u16::from_be_bytes as fn([u8; 2]) -> u16),
+        _ => None,
+    };
+    if let Some(unit) = utf16 {
+        // An unpaired surrogate or a trailing odd byte becomes U+FFFD, as Go's decoder does.
+        let units = bytes.chunks(2).map(|c| match c {
+            [a, b] => unit([*a, *b]),
+            _ => 0xFFFD,
+        });
+        let text: String = char::decode_utf16(units)
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .collect();
+        return checked(text);
     }
     match String::from_utf8(bytes) {
-        Ok(text) => {
-            if let Some(pos) = text.find('\0') {
-                return (
-                    text.replace('\0', "\u{fffd}"),
-                    Some(DecodeError {
-                        message: "the file contains NUL bytes: it is binary, not YAML".into(),
-                        offset: pos,
-                        help: "remove the file, or leave it out with --exclude",
-                    }),
-                );
-            }
-            (text, None)
-        }
+        Ok(text) => checked(text),
         Err(e) => {
             let offset = e.utf8_error().valid_up_to();
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
@@ -183,6 +180,21 @@ pub fn decode(bytes: Vec<u8>) -> (String, Option<DecodeError>) {
                 }),
             )
         }
+    }
+}
+
+/// Text that decoded but holds NUL bytes is binary, not YAML.
+fn checked(text: String) -> (String, Option<DecodeError>) {
+    match text.find('\0') {
+        Some(pos) => (
+            text.replace('\0', "\u{fffd}"),
+            Some(DecodeError {
+                message: "the file contains NUL bytes: it is binary, not YAML".into(),
+                offset: pos,
+                help: "remove the file, or leave it out with --exclude",
+            }),
+        ),
+        None => (text, None),
     }
 }
 
@@ -215,8 +227,21 @@ mod tests {
     }
 
     #[test]
-    fn utf16_and_bad_bytes_are_reported() {
-        assert!(decode(vec![0xFF, 0xFE, b'a', 0]).1.is_some());
+    fn utf16_with_a_bom_is_read_and_bad_bytes_are_reported() {
+        assert_eq!(
+            decode(vec![0xFF, 0xFE, b'a', 0]),
+            ("\u{feff}a".into(), None)
+        );
+        assert_eq!(
+            decode(vec![0xFE, 0xFF, 0, b'a', 0xD8]).0,
+            "\u{feff}a\u{fffd}"
+        );
+        // A lone high surrogate, then `b`.
+        assert_eq!(
+            decode(vec![0xFF, 0xFE, 0, 0xD8, b'b', 0]).0,
+            "\u{feff}\u{fffd}b"
+        );
+        assert_eq!(decode(vec![0xFF, 0xFE, 0, 0]).1.unwrap().offset, 3);
         let (_, err) = decode(b"a: \xFF\n".to_vec());
         assert_eq!(err.unwrap().offset, 3);
     }

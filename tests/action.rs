@@ -518,7 +518,7 @@ fn action_yml_declares_the_inputs_and_keeps_expressions_out_of_scripts() {
     for (input, default) in [
         ("path", "."),
         ("config", ""),
-        ("fail-on", "warning"),
+        ("fail-on", ""),
         ("argocd-version", ""),
         ("sarif-file", "gitops-lint.sarif"),
         ("baseline", ""),

@@ -118,9 +118,11 @@ fn encodings_and_binary_files_are_reported() {
         std::fs::write(d.join("binary.yaml"), b"\x7fELF\x00\x00\x01").unwrap();
         std::fs::write(d.join("bom-crlf.yaml"), "\u{feff}a: b\r\nc: d\r\n").unwrap();
     });
-    for file in ["utf16.yaml", "latin1.yaml", "binary.yaml"] {
+    for file in ["latin1.yaml", "binary.yaml"] {
         assert_eq!(rules_in(&report, file), ["invalid-yaml"], "{file}");
     }
+    // Argo CD follows a byte-order mark: a UTF-16 file is YAML like any other.
+    assert!(rules_in(&report, "utf16.yaml").is_empty());
     assert!(rules_in(&report, "bom-crlf.yaml").is_empty());
 }
 
@@ -389,7 +391,7 @@ fn messages_name_the_encoding_problem() {
     let report = lint_dir(|d| {
         let utf16: Vec<u8> = [0xFE, 0xFF]
             .into_iter()
-            .chain("a: b\n".encode_utf16().flat_map(|u| u.to_be_bytes()))
+            .chain("a: b\na: é\n".encode_utf16().flat_map(|u| u.to_be_bytes()))
             .collect();
         std::fs::write(d.join("utf16be.yaml"), utf16).unwrap();
         std::fs::write(d.join("bad.yaml"), b"a: b\nc: \xff\xfe\n").unwrap();
@@ -399,13 +401,20 @@ fn messages_name_the_encoding_problem() {
     for want in [
         "bad.yaml:2 invalid UTF-8 at byte 8",
         "nul.yaml:1 the file contains NUL bytes",
-        "utf16be.yaml:1 the file is UTF-16 encoded",
     ] {
         assert!(
             found.iter().any(|m| m.starts_with(want)),
             "{want}: {found:#?}"
         );
     }
+    // A UTF-16 file is read, and its findings are at their lines.
+    assert_eq!(
+        messages(&report, "duplicate-key")
+            .iter()
+            .map(|m| m.split(' ').next().unwrap())
+            .collect::<Vec<_>>(),
+        ["utf16be.yaml:2"]
+    );
 }
 
 #[cfg(unix)]

@@ -169,6 +169,9 @@ fn write_change(c: &Change) -> Result<(), String> {
         return Err("not a regular file (a symlink?)".into());
     }
     let now = std::fs::read(&c.path).map_err(|e| e.to_string())?;
+    if now.starts_with(&[0xFF, 0xFE]) || now.starts_with(&[0xFE, 0xFF]) {
+        return Err("the file is UTF-16: fixes are written to UTF-8 files only".into());
+    }
     if now != c.before.as_bytes() {
         return Err("the file changed while it was being checked".into());
     }

@@ -7,7 +7,7 @@ use crate::yaml::{typing, Node};
 rule! {
     id: "cascade-delete-risk",
     category: Fleet,
-    severity: Warning,
+    severity: Info,
     summary: "Removing a child's file (or an ApplicationSet) deletes its workloads with it",
     check: Check::Graph(check),
 }

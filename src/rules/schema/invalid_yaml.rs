@@ -4,6 +4,6 @@ rule! {
     id: "invalid-yaml",
     category: Schema,
     severity: Error,
-    summary: "A file that is not valid YAML or not UTF-8; nothing in it is checked",
+    summary: "A file that is not valid YAML or not in an encoding Argo CD reads; nothing in it is checked",
     check: Check::Parse,
 }

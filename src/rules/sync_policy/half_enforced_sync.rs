@@ -6,7 +6,7 @@ use crate::rules::{rule, Cx, Sink};
 rule! {
     id: "half-enforced-sync",
     category: SyncPolicy,
-    severity: Error,
+    severity: Warning,
     summary: "Auto-sync without selfHeal or prune: drift and deleted objects both survive",
     check: Check::Object(check),
 }

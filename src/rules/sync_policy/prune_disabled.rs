@@ -6,7 +6,7 @@ use crate::rules::{rule, Cx, Sink};
 rule! {
     id: "prune-disabled",
     category: SyncPolicy,
-    severity: Warning,
+    severity: Info,
     summary: "Self-healing app without prune: objects deleted from Git stay in the cluster",
     check: Check::Object(check),
 }
