@@ -28,11 +28,14 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                     " at its end".to_string()
                 };
                 (
-                    format!("does not parse: expected {expected}{place}"),
+                    format!("does not parse in gojq, Argo CD's jq (expected {expected}{place})"),
                     "does not parse",
                 )
             }
-            JqError::Compile(m) => (format!("does not compile: {m}"), "does not compile"),
+            JqError::Compile(m) => (
+                format!("does not compile in gojq, Argo CD's jq ({m})"),
+                "does not compile",
+            ),
         };
         let effect = match item.origin {
             Origin::Application => "Argo CD cannot build the application's diff normalizer, so its comparison fails with a ComparisonError, and a ComparisonError blocks every sync of the application",
@@ -42,7 +45,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         };
         out.report(
             item.span,
-            format!("`{}` {what} in gojq, Argo CD's jq: {effect}", item.text),
+            format!("`{}` {what}: {effect}", item.text),
         )
         .label(label)
         .help("fix the expression (gojq accepts what jq 1.7 does, without `input`, `debug` or modules); use `jsonPointers` for a plain path such as `/spec/replicas`");
