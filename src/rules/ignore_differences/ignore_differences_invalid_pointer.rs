@@ -19,7 +19,12 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         let finding = out
             .report(
                 item.span,
-                format!("`{}` {}: {}", item.text, problem.what, problem.why),
+                format!(
+                    "`{}` {}: {}",
+                    if item.text.is_empty() { "\"\"" } else { &item.text },
+                    problem.what,
+                    problem.why
+                ),
             )
             .label(problem.label);
         let Some(meant) = problem.meant else {
@@ -52,10 +57,18 @@ const STRING_MAPS: &[&str] = &["annotations", "labels", "matchLabels", "nodeSele
 
 /// What is wrong with a pointer, by RFC 6901 and by what the document can hold.
 fn problem(pointer: &str) -> Option<Problem> {
-    // The empty pointer is the whole document: valid, and ignore-differences-wildcard's
-    // business.
-    if pointer.is_empty() {
-        return None;
+    // The whole document (`""`) and the empty key at its top (`/`) are valid pointers, but
+    // Argo CD removes them with a JSON patch (evanphx/json-patch): `""` names no parent and `/`
+    // a key no Kubernetes object has, the remove fails, and the normalizer skips it.
+    if pointer.is_empty() || pointer == "/" {
+        return Some(Problem {
+            what: "ignores nothing",
+            why: "Argo CD removes each pointer with a JSON patch `remove`, which fails on the whole document (`\"\"`) and on the empty top-level key (`/`); the failure is skipped silently, so no difference is ignored",
+            label: "ignores nothing",
+            help: "point at the fields that drift, such as `/spec/replicas`; a whole object cannot be ignored this way",
+            meant: None,
+            fix: Applicability::Unsafe,
+        });
     }
     if !pointer.starts_with('/') {
         let trimmed = pointer.trim();
@@ -150,8 +163,6 @@ mod tests {
     #[test]
     fn valid_pointers_pass() {
         for p in [
-            "",
-            "/",
             "/spec/replicas",
             "/spec/template/spec/containers/0/image",
             "/metadata/annotations/example.com~1team",
@@ -167,6 +178,8 @@ mod tests {
 
     #[test]
     fn invalid_pointers_are_told_apart() {
+        assert_eq!(meant(""), None, "the whole document ignores nothing");
+        assert_eq!(meant("/"), None, "the empty top-level key ignores nothing");
         assert_eq!(meant("spec/replicas").as_deref(), Some("/spec/replicas"));
         assert_eq!(meant("spec replicas"), None);
         assert_eq!(meant(" /spec/replicas").as_deref(), Some("/spec/replicas"));

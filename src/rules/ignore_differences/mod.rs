@@ -1,3 +1,4 @@
+pub mod gojq;
 pub mod ignore_differences_invalid_jq;
 pub mod ignore_differences_invalid_pointer;
 pub mod ignore_differences_never_matches;
@@ -16,6 +17,22 @@ pub struct PathItem<'a> {
     pub span: Span,
     /// The item's own node; `None` inside an argocd-cm value, which is YAML in a string.
     pub node: Option<&'a Node>,
+    pub origin: Origin,
+}
+
+/// Which of Argo CD's readers takes the item.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Origin {
+    /// An Application's (or an ApplicationSet template's) `ignoreDifferences`: the
+    /// application controller's comparison.
+    Application,
+    /// An ApplicationSet's `ignoreApplicationDifferences`: the ApplicationSet controller's
+    /// update of the Applications it generates.
+    ApplicationSet,
+    /// argocd-cm `resource.customizations.ignoreDifferences.*`: every application's comparison.
+    SystemIgnoreDifferences,
+    /// argocd-cm `resource.customizations.ignoreResourceUpdates.*`: the controller's cache.
+    SystemIgnoreResourceUpdates,
 }
 
 /// The items under `key` (`jsonPointers` or `jqPathExpressions`) of an Application's (or
@@ -23,23 +40,30 @@ pub struct PathItem<'a> {
 /// `ignoreApplicationDifferences`, and argocd-cm's `ignoreDifferences` and
 /// `ignoreResourceUpdates` customizations. Templated items are left out.
 pub fn path_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>> {
-    let mut entries: Vec<&'a Node> = Vec::new();
+    let mut entries: Vec<(&'a Node, Origin)> = Vec::new();
     if let Some(app) = app(cx, obj) {
-        entries.extend(app.ignore_differences());
+        entries.extend(app.ignore_differences().iter().map(|e| (e, Origin::Application)));
     }
     if obj.is_argocd("ApplicationSet") {
         if let Some(list) = obj.root.path(&["spec", "ignoreApplicationDifferences"]) {
-            entries.extend(list.items());
+            entries.extend(list.items().iter().map(|e| (e, Origin::ApplicationSet)));
         }
     }
     let mut out: Vec<PathItem<'a>> = entries
         .into_iter()
-        .flat_map(|e| e.get(key).map(Node::items).unwrap_or(&[]))
-        .filter_map(|n| {
+        .flat_map(|(e, origin)| {
+            e.get(key)
+                .map(Node::items)
+                .unwrap_or(&[])
+                .iter()
+                .map(move |n| (n, origin))
+        })
+        .filter_map(|(n, origin)| {
             Some(PathItem {
                 text: Cow::Borrowed(n.as_str()?),
                 span: n.span,
                 node: Some(n),
+                origin,
             })
         })
         .collect();
@@ -59,13 +83,15 @@ fn argocd_cm_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>>
     };
     for e in data.entries() {
         let name = e.key.as_str().unwrap_or("");
-        let customization = ["ignoreDifferences.", "ignoreResourceUpdates."]
-            .iter()
-            .any(|p| {
-                name.strip_prefix("resource.customizations.")
-                    .is_some_and(|r| r.starts_with(p))
-            });
-        let Some(text) = e.value.as_str().filter(|_| customization) else {
+        let rest = name.strip_prefix("resource.customizations.").unwrap_or("");
+        let origin = if rest.starts_with("ignoreDifferences.") {
+            Origin::SystemIgnoreDifferences
+        } else if rest.starts_with("ignoreResourceUpdates.") {
+            Origin::SystemIgnoreResourceUpdates
+        } else {
+            continue;
+        };
+        let Some(text) = e.value.as_str() else {
             continue;
         };
         let parsed = crate::yaml::parse(e.value.span.file, text, Default::default());
@@ -85,6 +111,7 @@ fn argocd_cm_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>>
                 text: Cow::Owned(t.to_string()),
                 span,
                 node: None,
+                origin,
             });
         }
     }
