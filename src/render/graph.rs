@@ -481,22 +481,34 @@ fn resolve_sources(
             infos.push(info(SourceKind::Kustomize(dir)));
             continue;
         }
+        // The repo-server resolves the path of every Git source before it looks at the tool
+        // (`util/app/path/path.go`, `Path`): a Helm or plugin source fails like the others.
+        if !files.exists(&dir) {
+            g.problems.push(Problem {
+                kind: ProblemKind::SourceMissing,
+                span: path_node.span,
+                message: format!("source path `{written}` does not exist in this repository: Argo CD fails with `app path does not exist` and syncs nothing"),
+                help: "fix the path (relative to the repository root) or the repoURL".into(),
+            });
+            infos.push(info(SourceKind::Missing(dir)));
+            continue;
+        }
+        if files.file(&dir).is_some() || dir.is_file() {
+            g.problems.push(Problem {
+                kind: ProblemKind::SourceMissing,
+                span: path_node.span,
+                message: format!("source path `{written}` is a file: Argo CD wants a directory (`app path is not a directory`) and syncs nothing"),
+                help: "point `path` at the directory that holds the manifests".into(),
+            });
+            infos.push(info(SourceKind::Missing(dir)));
+            continue;
+        }
         if s.get("helm").is_some() || files.file(&dir.join("Chart.yaml")).is_some() {
             infos.push(not_rendered(g, span, "a Helm chart"));
             continue;
         }
         if s.get("plugin").is_some() {
             infos.push(not_rendered(g, span, "a config management plugin"));
-            continue;
-        }
-        if !files.exists(&dir) {
-            g.problems.push(Problem {
-                kind: ProblemKind::SourceMissing,
-                span: path_node.span,
-                message: format!("source path `{written}` does not exist in this repository"),
-                help: "fix the path (relative to the repository root) or the repoURL".into(),
-            });
-            infos.push(info(SourceKind::Missing(dir)));
             continue;
         }
         let directory = s.get("directory");
