@@ -64,6 +64,9 @@ pub struct Graph {
     /// Kustomization roots and the units each rendered.
     pub roots: Vec<(PathBuf, Vec<usize>)>,
     pub problems: Vec<Problem>,
+    /// Helm value files written as globs: whether they hold depends on the Argo CD release,
+    /// which the rule knows and the graph does not.
+    pub value_globs: Vec<ValueGlob>,
     pub notes: Vec<Note>,
     pub repo: Repo,
     /// Application index by unit.
@@ -377,6 +380,25 @@ fn add_app(g: &mut Graph, unit: usize, generated_by: Option<usize>) {
     g.app_of_unit.insert(unit, id);
 }
 
+/// A Helm `valueFiles` entry with `*`, `?` or `[` in it. Argo CD expands such an entry from
+/// 3.4 on (`getResolvedValueFiles`, `isGlobPath`) and fails when nothing matches; before, it is
+/// one file name like any other.
+#[derive(Debug)]
+pub struct ValueGlob {
+    pub span: Span,
+    /// As written.
+    pub text: String,
+    /// The pattern from the repository root.
+    pub rel: String,
+    /// Whether a file or directory of the repository matches it; `None` when that could not be
+    /// told within bounds.
+    pub matches: Option<bool>,
+    /// Whether a file has exactly this name, glob characters and all.
+    pub literal: bool,
+    pub ignore_missing: bool,
+    pub help: String,
+}
+
 /// The sources of an Application spec: `sources` when non-empty, else `source`.
 pub fn app_sources(spec: &Node) -> Vec<&Node> {
     match spec.get("sources").filter(|s| !s.items().is_empty()) {
@@ -481,22 +503,34 @@ fn resolve_sources(
             infos.push(info(SourceKind::Kustomize(dir)));
             continue;
         }
+        // The repo-server resolves the path of every Git source before it looks at the tool
+        // (`util/app/path/path.go`, `Path`): a Helm or plugin source fails like the others.
+        if !files.exists(&dir) {
+            g.problems.push(Problem {
+                kind: ProblemKind::SourceMissing,
+                span: path_node.span,
+                message: format!("source path `{written}` does not exist in this repository: Argo CD fails with `app path does not exist` and syncs nothing"),
+                help: "fix the path (relative to the repository root) or the repoURL".into(),
+            });
+            infos.push(info(SourceKind::Missing(dir)));
+            continue;
+        }
+        if files.file(&dir).is_some() || dir.is_file() {
+            g.problems.push(Problem {
+                kind: ProblemKind::SourceMissing,
+                span: path_node.span,
+                message: format!("source path `{written}` is a file: Argo CD wants a directory (`app path is not a directory`) and syncs nothing"),
+                help: "point `path` at the directory that holds the manifests".into(),
+            });
+            infos.push(info(SourceKind::Missing(dir)));
+            continue;
+        }
         if s.get("helm").is_some() || files.file(&dir.join("Chart.yaml")).is_some() {
             infos.push(not_rendered(g, span, "a Helm chart"));
             continue;
         }
         if s.get("plugin").is_some() {
             infos.push(not_rendered(g, span, "a config management plugin"));
-            continue;
-        }
-        if !files.exists(&dir) {
-            g.problems.push(Problem {
-                kind: ProblemKind::SourceMissing,
-                span: path_node.span,
-                message: format!("source path `{written}` does not exist in this repository"),
-                help: "fix the path (relative to the repository root) or the repoURL".into(),
-            });
-            infos.push(info(SourceKind::Missing(dir)));
             continue;
         }
         let directory = s.get("directory");
@@ -585,13 +619,13 @@ fn check_value_files(
         return;
     };
     // With it, Argo CD passes Helm only the files that exist; a templated value is not guessed.
-    if helm
-        .get("ignoreMissingValueFiles")
-        .filter(|n| !n.is_null())
-        .is_some_and(|n| n.as_scalar().and_then(typing::as_bool) != Some(false))
-    {
-        return;
-    }
+    let ignore_missing = match helm.get("ignoreMissingValueFiles").filter(|n| !n.is_null()) {
+        None => false,
+        Some(n) => match n.as_scalar().and_then(typing::as_bool) {
+            Some(b) => b,
+            None => return,
+        },
+    };
     let root = files.root_of(files.path(source.span.file));
     let own_dir = source
         .str_at("path")
@@ -639,36 +673,115 @@ fn check_value_files(
         if written.contains('$') || written.is_empty() {
             continue;
         }
-        // Argo CD expands a glob; it fails when nothing matches. Only a fixed part that does
-        // not exist is certain to match nothing.
-        let checked = appset::fixed_prefix(written);
-        let globbed = checked.len() < written.len();
-        match files.resolve(base, checked) {
-            Ok(p) if files.exists(&p) => {}
-            Ok(p) => {
-                let rel = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
-                let message = if globbed {
-                    format!("value file pattern `{text}` matches nothing: `{rel}` does not exist in this repository")
-                } else if rel == written {
-                    format!("value file `{text}` does not exist in this repository")
-                } else {
-                    format!("value file `{text}` does not exist in this repository (Argo CD reads `{rel}`)")
-                };
+        let p = match files.resolve(base, written) {
+            Ok(p) => p,
+            // Argo CD refuses a path outside the repository before it looks for the file,
+            // `ignoreMissingValueFiles` or not.
+            Err(e) => {
                 g.problems.push(Problem {
                     kind: ProblemKind::ValuesMissing,
                     span: item.span,
-                    message,
-                    help,
+                    message: e.message(written),
+                    help: "keep value files inside the repository".into(),
                 });
+                continue;
             }
-            Err(e) => g.problems.push(Problem {
-                kind: ProblemKind::ValuesMissing,
+        };
+        let rel = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+        if is_glob(written) {
+            g.value_globs.push(ValueGlob {
                 span: item.span,
-                message: e.message(written),
-                help: "keep value files inside the repository".into(),
-            }),
+                text: text.to_string(),
+                matches: glob_matches(files, &root, &rel),
+                literal: files.exists(&p),
+                rel,
+                ignore_missing,
+                help,
+            });
+            continue;
+        }
+        if ignore_missing || files.exists(&p) {
+            continue;
+        }
+        let message = if rel == written {
+            format!("value file `{text}` does not exist in this repository")
+        } else {
+            format!("value file `{text}` does not exist in this repository (Argo CD reads `{rel}`)")
+        };
+        g.problems.push(Problem {
+            kind: ProblemKind::ValuesMissing,
+            span: item.span,
+            message,
+            help,
+        });
+    }
+}
+
+/// Whether Argo CD reads a value file as a glob (`isGlobPath`: `*`, `?` or `[`).
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// How many entries [`glob_matches`] looks at on disk before it gives up.
+const GLOB_WALK_LIMIT: usize = 20_000;
+
+/// Whether a file or directory of the repository matches `pattern` (from `root`, `/`
+/// separated) as doublestar matches it for Argo CD: `*` and `?` stay within a path segment,
+/// `**` spans segments. The linted files are asked first, then the disk below the pattern's
+/// fixed part; `None` when the pattern does not compile or the walk is too long to finish.
+fn glob_matches(files: &Files, root: &Path, pattern: &str) -> Option<bool> {
+    let m = super::glob(pattern, true)?;
+    let root_bytes = crate::paths::bytes(root);
+    let prefix = appset::fixed_prefix(pattern);
+    let start = if prefix.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(prefix)
+    };
+    let linted = files
+        .files_in(&start, true)
+        .into_iter()
+        .map(|id| super::relative(root_bytes, crate::paths::bytes(files.path(id))));
+    let dirs = files.dirs_below(root);
+    if linted.chain(dirs.iter().cloned()).any(|r| m.is_match(&r)) {
+        return Some(true);
+    }
+    let on_disk = |p: &Path| {
+        if p.as_os_str().is_empty() {
+            Path::new(".").to_path_buf()
+        } else {
+            p.to_path_buf()
+        }
+    };
+    let mut stack = vec![on_disk(&start)];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > GLOB_WALK_LIMIT {
+                return None;
+            }
+            if e.file_name() == ".git" {
+                continue;
+            }
+            let path = e.path();
+            let rel = path
+                .strip_prefix(on_disk(root))
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if m.is_match(&rel) {
+                return Some(true);
+            }
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            }
         }
     }
+    Some(false)
 }
 
 /// Whether a value file is a URL (`https://...`), which Argo CD fetches rather than reads.

@@ -13,7 +13,7 @@ mod merge;
 pub mod repo;
 pub mod template;
 
-pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit};
+pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit, ValueGlob};
 
 use crate::model::Object;
 use crate::source::SourceDb;

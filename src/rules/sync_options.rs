@@ -81,7 +81,8 @@ pub static OPTIONS: &[KnownOption] = &[
     KnownOption {
         name: "ClientSideApplyMigration",
         values: BOOL,
-        app_since: Some(Version::new(3, 3)),
+        // `controller/sync.go` reads `ClientSideApplyMigration=false` from v3.1.0 on.
+        app_since: Some(Version::new(3, 1)),
         resource: false,
     },
     KnownOption {

@@ -19,7 +19,9 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some(e) = app.automated().and_then(|a| a.entry("allowEmpty")) else {
         return;
     };
-    out.report(e.value.span, "with `allowEmpty: true`, a commit that renders no manifests (a wrong path, a broken overlay) prunes every resource of the application")
+    // A path that does not exist or a build that fails is a repo-server error, which syncs
+    // nothing; only a render that succeeds with no manifests gets past the guard.
+    out.report(e.value.span, "with `allowEmpty: true`, a commit after which the source renders no manifests at all (its files moved into a subfolder, a `directory.include` that stops matching, values that switch every template off) prunes every resource of the application")
         .label("empty syncs allowed")
         .help("remove `allowEmpty` (default false) unless this application is meant to be emptied by Git");
 }
