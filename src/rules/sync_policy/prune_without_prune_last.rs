@@ -29,7 +29,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     .label("PruneLast=true is missing here")
     .also(prune.key.span, "pruning is on")
     .help("add `PruneLast=true` to spec.syncPolicy.syncOptions so that pruning runs after every other wave is healthy")
-    .fix(Fix::safe(
+    .fix(Fix::unsafe_(
         "add `PruneLast=true` to syncOptions",
         app.add_option(cx, "PruneLast=true"),
     ));
