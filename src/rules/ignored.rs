@@ -287,29 +287,37 @@ enum Step {
 /// when jq would fail on this object (Argo CD then ignores nothing with it).
 pub fn jq_nodes<'n>(root: &'n Node, expr: &str) -> Option<Vec<&'n Node>> {
     let steps = parse_jq(expr)?;
-    eval(vec![root], &steps)
+    let out = eval(vec![Some(root)], &steps)?;
+    Some(out.into_iter().flatten().collect())
 }
 
-fn eval<'n>(start: Vec<&'n Node>, steps: &[(Step, bool)]) -> Option<Vec<&'n Node>> {
+/// jq values as far as paths go: a node, or null (`None`; also an absent key, which jq reads
+/// as null).
+fn eval<'n>(start: Vec<Option<&'n Node>>, steps: &[(Step, bool)]) -> Option<Vec<Option<&'n Node>>> {
     let mut here = start;
     for (step, optional) in steps {
         let mut next = Vec::new();
-        for n in here {
-            let got: Option<Vec<&Node>> = match step {
-                Step::Key(k) if n.is_map() => Some(n.get(k).into_iter().collect()),
-                Step::Key(_) | Step::Index(_) if n.is_null() => Some(Vec::new()),
-                Step::Index(i) if n.is_seq() => Some(n.items().get(*i).into_iter().collect()),
-                Step::Each if n.is_seq() => Some(n.items().iter().collect()),
-                Step::Each if n.is_map() => Some(n.entries().iter().map(|e| &e.value).collect()),
-                Step::Select(path, want) => {
+        for v in here {
+            let n = v.filter(|n| !n.is_null());
+            let got: Option<Vec<Option<&Node>>> = match (step, n) {
+                (Step::Key(_) | Step::Index(_), None) => Some(vec![None]),
+                (Step::Key(k), Some(n)) if n.is_map() => Some(vec![n.get(k)]),
+                (Step::Index(i), Some(n)) if n.is_seq() => Some(vec![n.items().get(*i)]),
+                (Step::Each, Some(n)) if n.is_seq() => Some(n.items().iter().map(Some).collect()),
+                (Step::Each, Some(n)) if n.is_map() => {
+                    Some(n.entries().iter().map(|e| Some(&e.value)).collect())
+                }
+                (Step::Select(path, want), _) => {
                     let vals = eval(vec![n], path)?;
-                    let hit = vals.iter().any(|v| v.as_str() == Some(want.as_str()));
+                    let hit = vals
+                        .iter()
+                        .any(|v| v.and_then(Node::as_str) == Some(want.as_str()));
                     Some(if hit { vec![n] } else { Vec::new() })
                 }
                 _ => None,
             };
             match got {
-                Some(v) => next.extend(v.into_iter().filter(|v| !v.is_null())),
+                Some(v) => next.extend(v),
                 None if *optional => {}
                 None => return None,
             }
