@@ -10,6 +10,8 @@ pub struct RepoContext {
     pub system_ignores: Vec<Span>,
     /// The same keys with their values, for rules that ask what is ignored.
     pub system_ignore_values: Vec<(String, String)>,
+    /// The same customizations read as Argo CD reads them: kind, paths and managers.
+    pub ignores: Vec<crate::rules::ignored::Ignore>,
 }
 
 impl RepoContext {
@@ -31,6 +33,8 @@ pub fn build(objects: &[&Object]) -> RepoContext {
     for obj in objects {
         if obj.is("", "ConfigMap") && obj.name.as_deref() == Some("argocd-cm") {
             if let Some(data) = obj.root.get("data") {
+                cx.ignores
+                    .extend(crate::rules::ignored::system_ignores(data));
                 for e in data.entries() {
                     let key = e.key.as_str().unwrap_or("");
                     let system = key.starts_with("resource.customizations.ignoreDifferences.")

@@ -6,7 +6,7 @@ use crate::cache::{Cache, Stamp};
 use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason};
-use crate::finding::{Finding, ObjectRef, Severity};
+use crate::finding::{Finding, Severity};
 use crate::model::Object;
 use crate::redact::Secrets;
 use crate::render::{self, repo, FileDocs, Graph, Note};
@@ -525,9 +525,7 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
         let mut sink = Sink::new(rule);
         check(cx, obj, &mut sink);
         for mut f in sink.findings {
-            f.unit = Some(unit);
-            f.object = Some(ObjectRef::of(obj));
-            f.pointer = obj.root.pointer_to(f.primary.span);
+            f.about(unit, obj);
             f.applications = graph.app_names(unit);
             out.push(f);
         }

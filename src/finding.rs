@@ -130,6 +130,16 @@ impl Finding {
         self
     }
 
+    /// The object (graph unit `unit`, `obj`) the finding is about, named in JSON and SARIF
+    /// output with the pointer of the primary node inside it. The pointer stays empty when
+    /// the node is not part of the object (an absence reported where the fix goes elsewhere).
+    pub fn about(&mut self, unit: usize, obj: &Object) -> &mut Self {
+        self.unit = Some(unit);
+        self.object = Some(ObjectRef::of(obj));
+        self.pointer = obj.root.pointer_to(self.primary.span);
+        self
+    }
+
     /// The cure, when the rule could build one.
     pub fn fix(&mut self, fix: Option<Fix>) -> &mut Self {
         self.fix = fix;

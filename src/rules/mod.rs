@@ -1,6 +1,7 @@
 //! Rules: each one a file with its metadata and one check function, registered below.
 
 pub mod app;
+pub mod ignored;
 pub mod project;
 pub mod sync_options;
 

@@ -30,7 +30,7 @@ struct Report<'a> {
     unit: usize,
 }
 
-fn emit(out: &mut Sink, made: &mut Made, app: String, r: Report) {
+fn emit(g: &Graph, out: &mut Sink, made: &mut Made, app: String, r: Report) {
     if let Some(&i) = made.get(&(r.span, r.message.clone())) {
         let apps = &mut out.findings[i].applications;
         if !apps.contains(&app) {
@@ -41,7 +41,9 @@ fn emit(out: &mut Sink, made: &mut Made, app: String, r: Report) {
     }
     made.insert((r.span, r.message.clone()), out.findings.len());
     let f = out.report(r.span, r.message);
-    f.on(r.unit).label(r.label).help(r.help);
+    f.about(r.unit, &g.units[r.unit].obj)
+        .label(r.label)
+        .help(r.help);
     if let Some((span, text)) = r.also {
         f.also(span, text);
     }
@@ -101,7 +103,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                     ),
                 ),
             };
-            emit(out, &mut made, name.clone(), Report {
+            emit(g, out, &mut made, name.clone(), Report {
                 span: url_node.span,
                 message: format!("repository `{url}` is not permitted by project `{pname}`: {why}, so Argo CD refuses to sync the application"),
                 label: "repository not permitted",
@@ -162,7 +164,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 Some(n) if cluster_listed || ns_denied => n.span,
                 _ => cluster_node,
             };
-            emit(out, &mut made, name.clone(), Report {
+            emit(g, out, &mut made, name.clone(), Report {
                 span,
                 message: format!("destination {} is not permitted by project `{pname}`, so Argo CD refuses to sync the application", where_(dest_ns)),
                 label: "destination not permitted",
@@ -208,7 +210,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                         ),
                     )
                 };
-                emit(out, &mut made, name.clone(), Report {
+                emit(g, out, &mut made, name.clone(), Report {
                     span: kind_node.span,
                     message: format!("{} is not permitted by project `{pname}`: {why}, so the sync fails", o.display()),
                     label: "kind not permitted",
@@ -232,7 +234,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 .entry(ns)
                 .or_insert_with(|| destination_permitted(pspec, &registry, &cluster, ns));
             if ok == Tri::No {
-                emit(out, &mut made, name.clone(), Report {
+                emit(g, out, &mut made, name.clone(), Report {
                     span: ns_obj.span,
                     message: format!("{} goes to {}, which project `{pname}` does not permit, so the sync fails", o.display(), where_(ns)),
                     label: "namespace not permitted",

@@ -48,7 +48,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                         app_name(g, a)
                     ),
                 );
-                f.on(u)
+                f.about(u, obj)
                     .label("cascade delete on prune")
                     .help("drop the finalizer (deleting the child then orphans its workloads), or protect the child with the `argocd.argoproj.io/sync-options: Prune=confirm` annotation");
                 f.applications = vec![app_name(g, a)];
@@ -81,7 +81,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 unit.obj.display()
             ),
         )
-        .on(set)
+        .about(set, &unit.obj)
         .label("preserveResourcesOnDeletion is not true")
         .help("set `spec.syncPolicy.preserveResourcesOnDeletion: true`");
     }

@@ -3,6 +3,7 @@ use crate::fix::{Applicability, Edit, Fix, NewValue};
 use crate::render::Graph;
 use crate::rules::app::App;
 use crate::rules::app::{app, covers};
+use crate::rules::sync_policy::self_heal_ignores_not_respected;
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::Node;
 
@@ -33,9 +34,15 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         let Some(&first) = syncing.first() else {
             continue;
         };
-        let protected = parent.ignores("argoproj.io", "Application", None, &POINTERS)
-            && parent.has_option("RespectIgnoreDifferences=true").is_yes();
+        let ignored = parent.ignores("argoproj.io", "Application", None, &POINTERS);
+        let protected = ignored && parent.has_option("RespectIgnoreDifferences=true").is_yes();
         if protected {
+            continue;
+        }
+        // With the ignore but without the option, nothing is reverted within seconds: the
+        // parent stays Synced, and its next sync writes the children's automated block back.
+        // That cause is self-heal-ignores-not-respected's, which reports it on this parent.
+        if ignored && self_heal_ignores_not_respected::owns(cx, g, a) {
             continue;
         }
         let Some(span) = parent.flag_anchor("selfHeal") else {
@@ -50,7 +57,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 g.units[first].obj.display()
             ),
         );
-        f.on(g.apps[a].unit)
+        f.about(g.apps[a].unit, obj)
             .label("the parent re-applies every child's syncPolicy")
             .help("on the parent, ignore `/spec/syncPolicy/automated` for `group: argoproj.io, kind: Application` and add `RespectIgnoreDifferences=true` to its syncOptions (the Argo CD cluster-bootstrapping recipe)")
             .fix(protect_children(cx, &parent));
@@ -94,7 +101,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 unit.obj.display()
             ),
         )
-        .on(u)
+        .about(u, &unit.obj)
         .label("the ApplicationSet owns every generated syncPolicy")
         .help("add `ignoreApplicationDifferences: [{jsonPointers: [/spec/syncPolicy]}]` to the ApplicationSet spec")
         .fix(unit.obj.spec().and_then(|spec| {

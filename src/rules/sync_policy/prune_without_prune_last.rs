@@ -29,7 +29,6 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     .label("PruneLast=true is missing here")
     .also(prune.key.span, "pruning is on")
     .help("add `PruneLast=true` to spec.syncPolicy.syncOptions so that pruning runs after every other wave is healthy")
-    // Unsafe: it changes the order of every pruning sync of the app, which nobody wrote.
     .fix(Fix::unsafe_(
         "add `PruneLast=true` to syncOptions",
         app.add_option(cx, "PruneLast=true"),

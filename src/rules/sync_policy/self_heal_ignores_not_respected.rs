@@ -1,96 +1,150 @@
 use crate::fix::Fix;
 use crate::model::Object;
-use crate::rules::app::{app, Tri};
+use crate::render::Graph;
+use crate::rules::app::{app, App, Tri};
+use crate::rules::ignored::{self, app_ignores, Hidden};
 use crate::rules::{rule, Cx, Sink};
+use crate::yaml::Span;
 
 rule! {
     id: "self-heal-ignores-not-respected",
     category: SyncPolicy,
     severity: Error,
-    summary: "Self-heal re-applies fields that ignoreDifferences hides, unless RespectIgnoreDifferences=true is set",
+    summary: "A self-healing app ignores a field Git sets without RespectIgnoreDifferences=true: every sync writes Git's value back",
     check: Check::Object(check),
 }
 
-fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
-    let Some(app) = app(cx, obj) else { return };
-    if app.partial || !app.auto_sync(cx).is_yes() || !app.flag("selfHeal").is_yes() {
-        return;
+const RESPECT: &str = "RespectIgnoreDifferences=true";
+
+/// Labels about hidden fields one finding shows at most.
+const SHOWN: usize = 3;
+
+/// The spec this rule reads: auto-sync with self-heal, and no `RespectIgnoreDifferences=true`
+/// (nor a templated item that may be it).
+fn applies(cx: &Cx, view: &App) -> bool {
+    !view.partial
+        && view.auto_sync(cx).is_yes()
+        && view.flag("selfHeal").is_yes()
+        && view.has_option(RESPECT) == Tri::No
+}
+
+/// Whether this rule speaks for Application `a` about the fields its ignores hide: it runs,
+/// and the spec it reads there (the Application's, or its ApplicationSet's template) self-heals
+/// without respecting ignores. Other rules leave those fields to it.
+pub fn owns(cx: &Cx, g: &Graph, a: usize) -> bool {
+    if cx.config.is_some_and(|c| !c.enabled(RULE.id)) {
+        return false;
     }
-    if app.has_option("RespectIgnoreDifferences=true") != Tri::No {
-        return;
-    }
-    // Ignores that only name `/status` change nothing on sync: Git never sets status.
-    let own = app
-        .spec
-        .entry("ignoreDifferences")
-        .filter(|e| e.value.items().iter().any(touches_desired_state));
-    let system = cx.repo.system_ignores.first();
-    let f = match (own, system) {
-        (Some(entry), _) => {
-            let replicas = app.ignore_differences().iter().any(|i| {
-                i.get("jsonPointers").is_some_and(|p| {
-                    p.items()
-                        .iter()
-                        .any(|p| p.as_str() == Some("/spec/replicas"))
-                })
-            });
-            let why = if replicas {
-                "every sync, self-heal included, resets /spec/replicas to Git's value: the HPA's scaling is undone"
-            } else {
-                "every sync, self-heal included, re-applies Git's values of these ignored fields"
-            };
-            let f = out.report(
-                app.options_anchor(),
-                format!(
-                    "{} self-heals but does not respect its ignoreDifferences",
-                    app.kind_name()
-                ),
-            );
-            f.label("RespectIgnoreDifferences=true is missing here")
-                .also(entry.key.span, why);
-            f
-        }
-        (None, Some(span)) => {
-            let f = out.report(
-                app.options_anchor(),
-                format!(
-                    "{} self-heals but does not respect the system-level ignoreDifferences in argocd-cm",
-                    app.kind_name()
-                ),
-            );
-            f.label("RespectIgnoreDifferences=true is missing here")
-                .also(*span, "system-level ignores apply to every Application");
-            f
-        }
-        (None, None) => return,
+    let obj = match g.apps[a].generated_by {
+        Some(set) => &*g.units[set].obj,
+        None => g.app_obj(a),
     };
-    f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live values of ignored fields")
-        .fix(Fix::safe(
+    app(cx, obj).is_some_and(|v| applies(cx, &v))
+}
+
+/// The graph's Applications for this object: the Application itself, or those an
+/// ApplicationSet generated.
+fn apps_of(g: &Graph, obj: &Object) -> Vec<usize> {
+    if obj.is_argocd("ApplicationSet") {
+        (0..g.units.len())
+            .filter(|&u| std::ptr::eq(&*g.units[u].obj, obj))
+            .flat_map(|u| g.generated(u))
+            .collect()
+    } else {
+        (0..g.apps.len())
+            .filter(|&a| std::ptr::eq(g.app_obj(a), obj))
+            .collect()
+    }
+}
+
+fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
+    let Some(view) = app(cx, obj) else { return };
+    if !applies(cx, &view) {
+        return;
+    }
+    let g = cx.graph;
+    // What each Application deploys, as rendered: an ignore on a field Git leaves out has
+    // nothing to reset, and an app that is not rendered here is not guessed.
+    let mut found: Option<(usize, Vec<Hidden>)> = None;
+    let mut apps = 0;
+    for a in apps_of(g, obj) {
+        let Some(av) = app(cx, g.app_obj(a)) else {
+            continue;
+        };
+        let hidden = ignored::hidden(g, a, &av, &app_ignores(&av), &cx.repo.ignores);
+        if hidden.is_empty() {
+            continue;
+        }
+        apps += 1;
+        if found.is_none() {
+            found = Some((a, hidden));
+        }
+    }
+    let Some((a, hidden)) = found else { return };
+    let first = &hidden[0];
+    let target = &g.units[first.unit].obj;
+    let more = match hidden.len() - 1 {
+        0 => String::new(),
+        1 => " (and 1 more ignored field Git sets)".to_string(),
+        n => format!(" (and {n} more ignored fields Git sets)"),
+    };
+    let whose = if view.template {
+        let name = g.app_obj(a).name.as_deref().unwrap_or("(unnamed)");
+        match apps {
+            1 => format!(" in generated Application {name}"),
+            n => format!(" in generated Application {name} and {} more", n - 1),
+        }
+    } else {
+        String::new()
+    };
+    let f = out.report(
+        view.options_anchor(),
+        format!(
+            "{} ignores `{}`{} of {}{whose}, which Git sets, without RespectIgnoreDifferences=true{more}: the next sync that applies it (a new commit, a manual sync, a retry) writes Git's value back; an ignored difference alone never triggers self-heal",
+            view.kind_name(),
+            first.path,
+            via(first),
+            target.display(),
+        ),
+    );
+    f.label("RespectIgnoreDifferences=true is missing here");
+    let mut labelled: Vec<Span> = Vec::new();
+    for h in hidden.iter().take(SHOWN) {
+        let obj = &g.units[h.unit].obj;
+        let by = if h.system {
+            format!(
+                "argocd-cm ignores `{}`{} on every Application's {}",
+                h.path,
+                via(h),
+                obj.kind
+            )
+        } else {
+            format!("`{}`{} ignored here", h.path, via(h))
+        };
+        let labels = [
+            Some((h.by, by)),
+            Some((h.set_at, format!("Git sets it on {} here", obj.display()))),
+            h.scaler
+                .map(|s| (s, "the autoscaler that scales it".to_string())),
+        ];
+        for (span, text) in labels.into_iter().flatten() {
+            if !labelled.contains(&span) {
+                labelled.push(span);
+                f.also(span, text);
+            }
+        }
+    }
+    f.help("add `RespectIgnoreDifferences=true` to spec.syncPolicy.syncOptions, so that syncs keep the live value of every field the app ignores (argocd-cm's ignores included), or stop setting the field in Git")
+        .fix(Fix::unsafe_(
             "add `RespectIgnoreDifferences=true` to syncOptions",
-            app.add_option(cx, "RespectIgnoreDifferences=true"),
+            view.add_option(cx, RESPECT),
         ));
 }
 
-/// Whether an ignore entry covers a field Git can set: anything but `status` (or an entry
-/// that ignores by field manager, which can be any field).
-fn touches_desired_state(entry: &crate::yaml::Node) -> bool {
-    let listed = |key| {
-        entry
-            .get(key)
-            .map(crate::yaml::Node::items)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(crate::yaml::Node::as_str)
-            .map(str::trim)
-            .collect::<Vec<_>>()
-    };
-    let status = |p: &str, sep: char| {
-        p == format!("{sep}status") || p.starts_with(&format!("{sep}status{sep}"))
-    };
-    let pointers = listed("jsonPointers");
-    let jq = listed("jqPathExpressions");
-    let managers = entry
-        .get("managedFieldsManagers")
-        .is_some_and(|m| !m.items().is_empty());
-    managers || pointers.iter().any(|p| !status(p, '/')) || jq.iter().any(|p| !status(p, '.'))
+/// How a manager's ignore reaches the field: ` (kube-controller-manager's field)`.
+fn via(h: &Hidden) -> String {
+    h.manager
+        .as_deref()
+        .map(|m| format!(" ({m}'s field)"))
+        .unwrap_or_default()
 }
