@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bumped whenever what is stored, or how [`Seen`] is computed, changes meaning.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;
@@ -246,7 +246,7 @@ fn put_seen(out: &mut Vec<u8>, seen: &Seen) {
             put_u64(out, a.sources.len() as u64);
             for s in &a.sources {
                 put_path(out, &s.dir);
-                out.push(u8::from(s.recurse));
+                out.push(u8::from(s.recurse) | u8::from(s.prefix) << 1);
             }
             for globs in [&a.dir_globs, &a.file_globs] {
                 put_u64(out, globs.len() as u64);
@@ -326,9 +326,12 @@ impl<'a> Reader<'a> {
                 let n = self.count(9)?;
                 let sources = (0..n)
                     .map(|_| {
+                        let dir = self.path()?;
+                        let flags = self.u8()?;
                         Some(Source {
-                            dir: self.path()?,
-                            recurse: self.u8()? != 0,
+                            dir,
+                            recurse: flags & 1 != 0,
+                            prefix: flags & 2 != 0,
                         })
                     })
                     .collect::<Option<_>>()?;
@@ -395,6 +398,7 @@ mod tests {
                     sources: vec![Source {
                         dir: "services/x".into(),
                         recurse: true,
+                        prefix: true,
                     }],
                     dir_globs: vec!["services/*".into()],
                     file_globs: vec![],

@@ -191,7 +191,17 @@ mod tests {
         for v in ["v1", "v2", "v1beta1", "v2beta2", "v1alpha1", "v10"] {
             assert!(is_version(v), "{v}");
         }
-        for g in ["", "apps", "v", "v0", "v1beta", "v1gamma1", "vault.io", "v1.example.com", "v01"] {
+        for g in [
+            "",
+            "apps",
+            "v",
+            "v0",
+            "v1beta",
+            "v1gamma1",
+            "vault.io",
+            "v1.example.com",
+            "v01",
+        ] {
             assert!(!is_version(g), "{g}");
         }
     }

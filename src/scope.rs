@@ -43,6 +43,9 @@ fn references(dir: &Path, k: &Node) -> Vec<PathBuf> {
 pub struct Source {
     pub dir: PathBuf,
     pub recurse: bool,
+    /// The fixed part of a templated path (`services/` of `services/{{.name}}`): whichever
+    /// directory below it an Application ends up reading, plain or through a kustomization.
+    pub prefix: bool,
 }
 
 /// What the first look at a file found: all that choosing the files of a `--context` run
@@ -87,8 +90,14 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             let Some(path) = src.str_at("path") else {
                 continue;
             };
-            if path.contains("{{") {
+            if let Some(at) = path.find("{{") {
                 out.always = true;
+                let fixed = path[..at].rsplit_once('/').map_or("", |(dir, _)| dir);
+                out.sources.push(Source {
+                    dir: normalize(&root.join(fixed)),
+                    recurse: true,
+                    prefix: true,
+                });
                 continue;
             }
             let recurse = src
@@ -99,6 +108,7 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
             out.sources.push(Source {
                 dir: normalize(&root.join(path)),
                 recurse,
+                prefix: false,
             });
         }
     };
@@ -241,6 +251,7 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
     let mut dirs: Vec<(&Path, bool)> = Vec::new();
     let mut file_globs = Vec::new();
     let mut dir_globs = Vec::new();
+    let mut prefixes: Vec<&Path> = Vec::new();
     for (seen, &mine) in seen.iter().zip(&mine) {
         match seen {
             Seen::Kustomization(dir, refs) => {
@@ -256,7 +267,13 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
             Seen::Argo(a) => {
                 file_globs.extend(globs(&a.file_globs));
                 for s in &a.sources {
-                    if mine || holds_change(s) {
+                    // A templated path reaches every directory below its fixed part, so only
+                    // a change to the file itself reads all of them; a change below is read
+                    // already, with what includes it.
+                    if s.prefix && mine {
+                        prefixes.push(&s.dir);
+                        dirs.push((&s.dir, true));
+                    } else if !s.prefix && (mine || holds_change(s)) {
                         seeds.insert(key(&s.dir));
                         dirs.push((&s.dir, s.recurse));
                     }
@@ -266,6 +283,14 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
                 }
             }
             Seen::Other => {}
+        }
+    }
+    // The kustomizations below a changed templated path, with what they include.
+    for seen in seen {
+        if let Seen::Kustomization(dir, _) = seen {
+            if prefixes.iter().any(|p| dir.starts_with(p)) {
+                seeds.insert(key(dir));
+            }
         }
     }
     // An Argo CD file that a kustomization includes may come out of kustomize with other paths

@@ -327,7 +327,11 @@ fn baseline_entries_survive_lines_inserted_above_them() {
         "# owned by team a\n# reviewed 2026-11\nmetadata:\n  name: a\n  namespace: argocd\n  labels: {team: a}",
     );
     write(dir.path(), "apps/a.yaml", &moved);
-    let out = run_in(dir.path(), &["--baseline", "baseline.yaml", "."], LIMIT);
+    let out = run_in(
+        dir.path(),
+        &["--baseline", "baseline.yaml", "--fail-on", "warning", "."],
+        LIMIT,
+    );
     assert_eq!(out.code, 0, "accepted findings do not fail: {}", out.stdout);
     assert!(out.stdout.contains("2 in the baseline"), "{}", out.stdout);
 
@@ -338,7 +342,11 @@ fn baseline_entries_survive_lines_inserted_above_them() {
         "apps/b.yaml",
         &app("b").replace("project: default", "project: team-b"),
     );
-    let out = run_in(dir.path(), &["--baseline", "baseline.yaml", "."], LIMIT);
+    let out = run_in(
+        dir.path(),
+        &["--baseline", "baseline.yaml", "--fail-on", "warning", "."],
+        LIMIT,
+    );
     assert_eq!(out.code, 1);
     assert!(out.stdout.contains("apps/c.yaml"), "{}", out.stdout);
     assert!(!out.stdout.contains("apps/a.yaml"), "{}", out.stdout);

@@ -233,7 +233,11 @@ fn fixed_files_keep_their_permissions_and_no_temporary_file_is_left() {
     let path = repo.join(&file);
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let run = run_in(work.path(), &["repo", "--fix", "--no-config"], LIMIT);
+    let run = run_in(
+        work.path(),
+        &["repo", "--fix", "--unsafe-fixes", "--no-config"],
+        LIMIT,
+    );
     assert_ne!(run.code, 2, "{}", run.stderr);
     assert!(
         run.stderr.contains("fixed 1 finding in 1 file"),
@@ -262,13 +266,13 @@ fn without_fix_nothing_is_written_and_fixes_are_announced() {
     let run = run_in(work.path(), &["repo", "--no-config"], LIMIT);
     assert_eq!(tree(&repo), before);
     assert!(
-        run.stdout.contains("1 fixable with --fix."),
+        run.stdout.contains("1 fixable with --fix --unsafe-fixes."),
         "{}",
         run.stdout
     );
     assert!(
         run.stdout
-            .contains("fix: add `PruneLast=true` to syncOptions (with --fix)"),
+            .contains("fix: add `PruneLast=true` to syncOptions (with --fix --unsafe-fixes)"),
         "{}",
         run.stdout
     );
@@ -301,7 +305,12 @@ fn only_files_inside_the_linted_paths_are_written() {
 
     let run = run_in(
         work.path(),
-        &["repo/apps/one.yaml", "--fix", "--no-config"],
+        &[
+            "repo/apps/one.yaml",
+            "--fix",
+            "--unsafe-fixes",
+            "--no-config",
+        ],
         LIMIT,
     );
     assert_ne!(run.code, 2, "{}", run.stderr);
@@ -313,7 +322,11 @@ fn only_files_inside_the_linted_paths_are_written() {
         .collect();
     assert_eq!(changed, ["repo/apps/one.yaml"], "{}", run.stderr);
 
-    let run = run_in(work.path(), &["repo", "--fix", "--no-config"], LIMIT);
+    let run = run_in(
+        work.path(),
+        &["repo", "--fix", "--unsafe-fixes", "--no-config"],
+        LIMIT,
+    );
     assert_ne!(run.code, 2, "{}", run.stderr);
     assert_eq!(
         tree(work.path())["outside.yaml"],

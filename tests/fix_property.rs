@@ -181,8 +181,10 @@ fn fix_and_check(unsafe_fixes: bool, seed: u64) {
         "seed {seed}:\n{}",
         failures.join("\n\n")
     );
+    // Safe fixes only respell what is written; unsafe ones also add options and flags.
+    let expected = if unsafe_fixes { FILES / 3 } else { FILES / 5 };
     assert!(
-        changed > FILES / 3,
+        changed > expected,
         "only {changed} of {FILES} files needed a fix"
     );
     if let Some(dir) = std::env::var_os("KEEP_FIX_CASES") {

@@ -192,7 +192,7 @@ fn helm_templates_are_skipped_not_reported() {
         "{reasons:?}"
     );
     assert!(
-        reasons.contains(&("loose-template.yaml", "helm-template")),
+        reasons.contains(&("loose-template.yaml", "template")),
         "{reasons:?}"
     );
     assert!(rules_in(&report, "loose-template.yaml").is_empty());

@@ -96,7 +96,13 @@ fn jaq_only_rejects(expr: &str) -> bool {
     let b = expr.as_bytes();
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     // The last non-blank byte before `i`.
-    let before = |i: usize| b[..i].iter().rev().find(|c| !c.is_ascii_whitespace()).copied();
+    let before = |i: usize| {
+        b[..i]
+            .iter()
+            .rev()
+            .find(|c| !c.is_ascii_whitespace())
+            .copied()
+    };
     let mut in_string = false;
     let mut i = 0;
     while i < b.len() {
@@ -114,7 +120,8 @@ fn jaq_only_rejects(expr: &str) -> bool {
             b'"' => in_string = true,
             b'+' if before(i).is_none_or(|p| b"(|,[:;=<>!+-*/%".contains(&p)) => return true,
             b'.' if b.get(i + 1).is_some_and(u8::is_ascii_digit)
-                && (i == 0 || !(word(b[i - 1]) || matches!(b[i - 1], b']' | b')' | b'"' | b'.'))) =>
+                && (i == 0
+                    || !(word(b[i - 1]) || matches!(b[i - 1], b']' | b')' | b'"' | b'.'))) =>
             {
                 return true
             }
@@ -123,7 +130,10 @@ fn jaq_only_rejects(expr: &str) -> bool {
                 && !b.get(i + 1).is_some_and(u8::is_ascii_digit) =>
             {
                 // `1.` when the digits before it are a number, not the end of a name.
-                let start = b[..i].iter().rposition(|c| !c.is_ascii_digit()).map_or(0, |p| p + 1);
+                let start = b[..i]
+                    .iter()
+                    .rposition(|c| !c.is_ascii_digit())
+                    .map_or(0, |p| p + 1);
                 if start == 0 || !(word(b[start - 1]) || b[start - 1] == b'.') {
                     return true;
                 }
@@ -553,9 +563,9 @@ impl<'s> Scope<'s> {
                 }
                 self.nested(xs, depth)?;
                 let mark = self.bound.len();
-                let result = self.bind_pattern(p, depth).and_then(|()| {
-                    args.iter().try_for_each(|a| self.nested(a, depth))
-                });
+                let result = self
+                    .bind_pattern(p, depth)
+                    .and_then(|()| args.iter().try_for_each(|a| self.nested(a, depth)));
                 self.bound.truncate(mark);
                 result
             }
@@ -568,7 +578,9 @@ impl<'s> Scope<'s> {
                     self.nested(cond, depth)?;
                     self.nested(then, depth)?;
                 }
-                otherwise.as_deref().map_or(Ok(()), |e| self.nested(e, depth))
+                otherwise
+                    .as_deref()
+                    .map_or(Ok(()), |e| self.nested(e, depth))
             }
             Term::Def(defs, body) => {
                 let mark = self.bound.len();
@@ -684,14 +696,21 @@ mod tests {
         };
         assert_eq!(at, 8, "at the second pipe");
         assert!(check("").is_some(), "del() needs an argument");
-        assert_eq!(check(".a ) | (.b"), None, "Argo CD wraps the text in del(...)");
+        assert_eq!(
+            check(".a ) | (.b"),
+            None,
+            "Argo CD wraps the text in del(...)"
+        );
         assert!(check("select(.name == \"x\"").is_some());
         assert!(
             check(".a # comment").is_some(),
             "the comment swallows the closing parenthesis"
         );
         assert!(check(".spec.\"unterminated").is_some());
-        assert!(check("/spec/replicas").is_some(), "a JSON pointer is not jq");
+        assert!(
+            check("/spec/replicas").is_some(),
+            "a JSON pointer is not jq"
+        );
         assert!(check("reduce .[] as $x (0)").is_some(), "reduce needs two");
         assert!(check("foreach .[] as $x (0; 1; 2; 3)").is_some());
     }
@@ -756,7 +775,10 @@ mod tests {
             compile_error("(.a as $x | $x), $x").as_deref(),
             Some("variable not defined: $x")
         );
-        assert_eq!(compile_error("debug").as_deref(), Some("function not defined: debug/0"));
+        assert_eq!(
+            compile_error("debug").as_deref(),
+            Some("function not defined: debug/0")
+        );
         assert!(compile_error("@base64(1)").is_some());
     }
 
@@ -777,7 +799,8 @@ mod tests {
             "\"".repeat(99_999),
             "\u{0}\u{ffff}é\\u".repeat(1_000),
             ".[".repeat(1_000) + &"]".repeat(1_000),
-            "(((((((((((((((((((((((((((((((((((((((.)))))))))))))))))))))))))))))))))))))))".into(),
+            "(((((((((((((((((((((((((((((((((((((((.)))))))))))))))))))))))))))))))))))))))"
+                .into(),
         ];
         for input in &inputs {
             let _ = check(input);

@@ -19,11 +19,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         let (what, label) = match &err {
             JqError::Syntax { expected, at } => {
                 let place = if *at < item.text.len() {
-                    format!(
-                        " at column {} (`{}`)",
-                        at + 1,
-                        excerpt(&item.text[*at..])
-                    )
+                    format!(" at column {} (`{}`)", at + 1, excerpt(&item.text[*at..]))
                 } else {
                     " at its end".to_string()
                 };

@@ -21,7 +21,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                 item.span,
                 format!(
                     "`{}` {}: {}",
-                    if item.text.is_empty() { "\"\"" } else { &item.text },
+                    if item.text.is_empty() {
+                        "\"\""
+                    } else {
+                        &item.text
+                    },
                     problem.what,
                     problem.why
                 ),

@@ -70,16 +70,20 @@ fn check_group(cx: &Cx, out: &mut Sink, node: &Node, group: &str, kind: &str) {
         return;
     }
     if let Some((_, why)) = DEAD_GROUPS.iter().find(|(g, _)| *g == group) {
-        let built_in = groups_of(kind).and_then(|g| g.first()).filter(|g| !g.is_empty());
+        let built_in = groups_of(kind)
+            .and_then(|g| g.first())
+            .filter(|g| !g.is_empty());
         let finding = out
             .report(node.span, format!("no supported Kubernetes release serves the `{group}` API group ({why}; Argo CD 3.5 is tested on 1.33 to 1.36), so this entry never matches"))
             .label("group no longer served");
         match built_in {
             Some(g) => {
-                finding.help(format!("write `group: {g}`")).fix(Fix::unsafe_(
-                    format!("write `group: {g}`"),
-                    cx.editor().replace_scalar(node, g),
-                ));
+                finding
+                    .help(format!("write `group: {g}`"))
+                    .fix(Fix::unsafe_(
+                        format!("write `group: {g}`"),
+                        cx.editor().replace_scalar(node, g),
+                    ));
             }
             None => {
                 finding.help("write the group the kind is served from today");
@@ -89,7 +93,13 @@ fn check_group(cx: &Cx, out: &mut Sink, node: &Node, group: &str, kind: &str) {
 }
 
 /// A missing or empty group: the entry matches the core group only.
-fn check_missing_group(cx: &Cx, out: &mut Sink, entry: &Node, kind_node: Option<&Node>, kind: &str) {
+fn check_missing_group(
+    cx: &Cx,
+    out: &mut Sink,
+    entry: &Node,
+    kind_node: Option<&Node>,
+    kind: &str,
+) {
     let Some(kind_node) = kind_node else { return };
     if is_glob(kind) {
         return;
@@ -106,7 +116,9 @@ fn check_missing_group(cx: &Cx, out: &mut Sink, entry: &Node, kind_node: Option<
         .collect::<Vec<_>>()
         .join(" or ");
     let written = entry.get("group");
-    let span = written.filter(|g| !g.is_null()).map_or(kind_node.span, |g| g.span);
+    let span = written
+        .filter(|g| !g.is_null())
+        .map_or(kind_node.span, |g| g.span);
     let edit = |g: &str| {
         let ed = cx.editor();
         match written {

@@ -26,7 +26,10 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         // the entry to objects of that name.
         let named = entry.str_at("name").is_some_and(|n| !n.is_empty());
         if let (Some(node), false) = (entry.get("kind"), named) {
-            if let Some(kind) = node.as_str().filter(|k| is_glob(k) && !typing::is_template(k)) {
+            if let Some(kind) = node
+                .as_str()
+                .filter(|k| is_glob(k) && !typing::is_template(k))
+            {
                 let group = entry.str_at("group").unwrap_or("");
                 let scope = if group.is_empty() {
                     "of the core API group".to_string()
@@ -40,7 +43,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                     .help("name the exact kind (for example `group: apps` with `kind: Deployment`), or narrow the entry with `name`");
             }
         }
-        for p in entry.get("jqPathExpressions").map(|n| n.items()).unwrap_or(&[]) {
+        for p in entry
+            .get("jqPathExpressions")
+            .map(|n| n.items())
+            .unwrap_or(&[])
+        {
             if p.as_str().is_some_and(|s| s.trim() == ".") {
                 out.report(p.span, "jq `.` does not ignore the whole object: `del(.)` returns null and Argo CD's normalizer fails to decode it (\"Object 'Kind' is missing\"), leaving the object empty; with `RespectIgnoreDifferences=true` every sync fails, with `ServerSideApply=true` the comparison fails, and otherwise the error is only logged")
                     .label("breaks normalization")

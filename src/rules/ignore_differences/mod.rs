@@ -42,7 +42,11 @@ pub enum Origin {
 pub fn path_items<'a>(cx: &Cx, obj: &'a Object, key: &str) -> Vec<PathItem<'a>> {
     let mut entries: Vec<(&'a Node, Origin)> = Vec::new();
     if let Some(app) = app(cx, obj) {
-        entries.extend(app.ignore_differences().iter().map(|e| (e, Origin::Application)));
+        entries.extend(
+            app.ignore_differences()
+                .iter()
+                .map(|e| (e, Origin::Application)),
+        );
     }
     if obj.is_argocd("ApplicationSet") {
         if let Some(list) = obj.root.path(&["spec", "ignoreApplicationDifferences"]) {

@@ -66,7 +66,6 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     // What each Application deploys, as rendered: an ignore on a field Git leaves out has
     // nothing to reset, and an app that is not rendered here is not guessed.
     let mut found: Option<(usize, Vec<Hidden>)> = None;
-    let mut apps = 0;
     for a in apps_of(g, obj) {
         let Some(av) = app(cx, g.app_obj(a)) else {
             continue;
@@ -75,7 +74,6 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         if hidden.is_empty() {
             continue;
         }
-        apps += 1;
         if found.is_none() {
             found = Some((a, hidden));
         }
@@ -88,23 +86,27 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         1 => " (and 1 more ignored field Git sets)".to_string(),
         n => format!(" (and {n} more ignored fields Git sets)"),
     };
-    let whose = if view.template {
-        let name = g.app_obj(a).name.as_deref().unwrap_or("(unnamed)");
-        match apps {
-            1 => format!(" in generated Application {name}"),
-            n => format!(" in generated Application {name} and {} more", n - 1),
-        }
-    } else {
-        String::new()
-    };
-    let f = out.report(
-        view.options_anchor(),
+    // A template's message names no generated Application: which ones are rendered depends
+    // on what a run reads (a `--context` run renders only those a change reaches), and the
+    // finding must read the same either way. The labels name the fields and objects.
+    let message = if view.template {
         format!(
-            "{} ignores `{}`{} of {}{whose}, which Git sets, without RespectIgnoreDifferences=true{more}: the next sync that applies it (a new commit, a manual sync, a retry) writes Git's value back; an ignored difference alone never triggers self-heal",
+            "{} ignores fields that Git sets in the Applications it generates, without RespectIgnoreDifferences=true",
+            view.kind_name()
+        )
+    } else {
+        format!(
+            "{} ignores `{}`{} of {}, which Git sets, without RespectIgnoreDifferences=true{more}",
             view.kind_name(),
             first.path,
             via(first),
             target.display(),
+        )
+    };
+    let f = out.report(
+        view.options_anchor(),
+        format!(
+            "{message}: the next sync that applies it (a new commit, a manual sync, a retry) writes Git's value back; an ignored difference alone never triggers self-heal"
         ),
     );
     f.label("RespectIgnoreDifferences=true is missing here");
@@ -123,7 +125,18 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         };
         let labels = [
             Some((h.by, by)),
-            Some((h.set_at, format!("Git sets it on {} here", obj.display()))),
+            Some((
+                h.set_at,
+                if view.template {
+                    let name = g.app_obj(a).name.as_deref().unwrap_or("(unnamed)");
+                    format!(
+                        "Git sets it on {} here (generated Application {name})",
+                        obj.display()
+                    )
+                } else {
+                    format!("Git sets it on {} here", obj.display())
+                },
+            )),
             h.scaler
                 .map(|s| (s, "the autoscaler that scales it".to_string())),
         ];
