@@ -1,8 +1,9 @@
 //! Facts about the repository as a whole that single-object rules need: whether an
-//! `argocd-cm` in the repository adds system-level ignoreDifferences.
+//! `argocd-cm` in the repository adds system-level ignoreDifferences, and what it says about
+//! syncing other revisions.
 
 use crate::model::Object;
-use crate::yaml::Span;
+use crate::yaml::{FileId, Span};
 
 #[derive(Debug, Default)]
 pub struct RepoContext {
@@ -12,6 +13,12 @@ pub struct RepoContext {
     pub system_ignore_values: Vec<(String, String)>,
     /// The same customizations read as Argo CD reads them: kind, paths and managers.
     pub ignores: Vec<crate::rules::ignored::Ignore>,
+    /// argocd-cm files that set `application.sync.requireOverridePrivilegeForRevisionSync`
+    /// true (Argo CD 3.3+): syncing another revision than the target then needs `override`.
+    pub revision_sync_needs_override: Vec<FileId>,
+    /// Files that define the AppProject `default` themselves: Argo CD creates it wide open
+    /// only when it does not exist, and a repository may restrict it.
+    pub default_projects: Vec<FileId>,
 }
 
 impl RepoContext {
@@ -31,10 +38,21 @@ impl RepoContext {
 pub fn build(objects: &[&Object]) -> RepoContext {
     let mut cx = RepoContext::default();
     for obj in objects {
+        if obj.is_argocd("AppProject") && obj.name.as_deref() == Some("default") {
+            cx.default_projects.push(obj.file);
+        }
         if obj.is("", "ConfigMap") && obj.name.as_deref() == Some("argocd-cm") {
             if let Some(data) = obj.root.get("data") {
                 cx.ignores
                     .extend(crate::rules::ignored::system_ignores(data));
+                // Read as the sync call reads it (`util/settings/settings.go`,
+                // `RequireOverridePrivilegeForRevisionSync`): Go's `strconv.ParseBool`.
+                if matches!(
+                    data.str_at("application.sync.requireOverridePrivilegeForRevisionSync"),
+                    Some("1" | "t" | "T" | "true" | "TRUE" | "True")
+                ) {
+                    cx.revision_sync_needs_override.push(obj.file);
+                }
                 for e in data.entries() {
                     let key = e.key.as_str().unwrap_or("");
                     let system = key.starts_with("resource.customizations.ignoreDifferences.")

@@ -490,10 +490,18 @@ fn tri(b: bool) -> Tri {
     }
 }
 
-/// `isDestinationMatched`, three-valued: a cluster spelling that cannot be known offline (the
-/// server behind a cluster name, say) leaves the answer unknown rather than guessed. The
-/// deciding entry comes back when the answer is no: the `!` entry that excluded it; and
-/// whether some entry names the cluster, which tells a wrong cluster from a wrong namespace.
+/// `IsDestinationPermitted` (`isDestinationMatched`), three-valued: a cluster spelling that
+/// cannot be known offline (the server behind a cluster name, say) leaves the answer unknown
+/// rather than guessed. The deciding entry comes back when the answer is no: the `!` entry that
+/// excluded it; and whether some entry names the cluster, which tells a wrong cluster from a
+/// wrong namespace.
+///
+/// Argo CD (`pkg/apis/application/v1alpha1/app_project_types.go`, the same from 2.x to 3.5)
+/// judges each entry that does not match on its own terms: a `!` name denies whatever the
+/// namespace; a `!` server denies only when the entry's namespace matches; a `!` namespace
+/// denies only when the entry's *server* matches, so on an entry that names its cluster by
+/// `name` a `!` namespace denies nothing. (`permitOnlyProjectScopedClusters` adds a condition
+/// the repository cannot see; only refusals are reported, so it changes nothing here.)
 pub fn destination_permitted<'n>(
     project: &'n Node,
     registry: &ClusterRegistry,
@@ -534,11 +542,11 @@ pub fn destination_permitted<'n>(
         cluster_listed |= or(server_ok, name_ok).is_yes();
         let matched = and(or(server_ok, name_ok), ns_ok);
         any = or(any, matched);
-        let denies = |ok: Tri, p: &str| and(not(ok), tri(deny(p).is_some()));
-        let deny_hit = or(
-            or(denies(name_ok, p_name), denies(server_ok, p_server)),
-            denies(ns_ok, p_ns),
-        );
+        let is_deny = |p: &str| tri(deny(p).is_some());
+        let by_name = and(not(name_ok), is_deny(p_name));
+        let by_server = and(and(not(server_ok), is_deny(p_server)), ns_ok);
+        let by_namespace = and(and(not(ns_ok), is_deny(p_ns)), server_ok);
+        let deny_hit = or(or(by_name, by_server), by_namespace);
         // Argo CD only looks at the denials of entries that did not match.
         match and(not(matched), deny_hit) {
             Tri::Yes => excluded = excluded.or(Some(item)),
@@ -555,18 +563,25 @@ pub fn destination_permitted<'n>(
     }
 }
 
-/// `IsGroupKindPermitted`: cluster-scoped kinds must be in `clusterResourceWhitelist` (empty
-/// allows none) and not in `clusterResourceBlacklist`; namespaced kinds must be in a non-empty
-/// `namespaceResourceWhitelist` when one is written, and not in `namespaceResourceBlacklist`.
-/// The list entry that decides comes back: the blacklist entry, or the whitelist key.
+/// `IsGroupKindNamePermitted`: a cluster-scoped kind must be in `clusterResourceWhitelist`
+/// (absent or empty allows none) and not in `clusterResourceBlacklist`. A namespaced kind must
+/// not be in `namespaceResourceBlacklist`, and must be in `namespaceResourceWhitelist` unless
+/// that list is absent: Go tells a nil list (absent, or written `null`), which allows every
+/// namespaced kind, from a written empty one (`[]`), which allows none. `named` says whether
+/// the cluster lists' `name` narrows an entry (from Argo CD 3.3; before, the lists held bare
+/// group/kind pairs and a name narrowed nothing). The list entry that decides comes back: the
+/// blacklist entry, or the whitelist key.
 pub fn kind_permitted<'n>(
     project: &'n Node,
     group: &str,
     kind: &str,
-    name: &str,
+    name: Option<&str>,
     cluster_scoped: bool,
+    named: bool,
 ) -> Result<(), (&'static str, Option<&'n Node>)> {
-    let in_list = |key: &str| -> Option<&'n Node> {
+    // An entry narrowed by a name the object's unknown name may or may not match counts as
+    // matching in the whitelist and as not matching in the blacklist: nothing is guessed.
+    let in_list = |key: &str, unknown_name_matches: bool| -> Option<&'n Node> {
         project
             .get(key)
             .map(Node::items)
@@ -576,8 +591,15 @@ pub fn kind_permitted<'n>(
                 let k = e.str_at("kind").unwrap_or("");
                 let g = e.str_at("group").unwrap_or("");
                 // Only the cluster lists know `name`; empty means every name.
-                let n = e.str_at("name").filter(|n| !n.is_empty() && cluster_scoped);
-                path_match(k, kind) && path_match(g, group) && n.is_none_or(|n| path_match(n, name))
+                let n = e
+                    .str_at("name")
+                    .filter(|n| !n.is_empty() && cluster_scoped && named);
+                let name_ok = match (n, name) {
+                    (None, _) => true,
+                    (Some(p), Some(name)) => path_match(p, name),
+                    (Some(_), None) => unknown_name_matches,
+                };
+                path_match(k, kind) && path_match(g, group) && name_ok
             })
     };
     let (white, black) = if cluster_scoped {
@@ -585,17 +607,16 @@ pub fn kind_permitted<'n>(
     } else {
         ("namespaceResourceWhitelist", "namespaceResourceBlacklist")
     };
-    let written = project.get(white).filter(|w| !w.items().is_empty());
-    let whitelisted = match written {
-        Some(_) => in_list(white).is_some(),
-        // An empty or absent cluster whitelist allows no cluster-scoped kind; an absent
-        // namespaced one allows every namespaced kind.
+    let whitelisted = match project.get(white).filter(|w| !w.is_null()) {
+        Some(w) if w.is_seq() => in_list(white, true).is_some(),
+        // Not a list (a template): nothing is known.
+        Some(_) => return Ok(()),
         None => !cluster_scoped,
     };
     if !whitelisted {
         return Err((white, project.entry(white).map(|e| &e.key)));
     }
-    if let Some(entry) = in_list(black) {
+    if let Some(entry) = in_list(black, false) {
         return Err((black, Some(entry)));
     }
     Ok(())

@@ -5,8 +5,8 @@ use crate::rules::project::{
     destination_permitted, key_span, kind_permitted, known, project_of, source_permitted, Cluster,
     ClusterRegistry, Projects, Repos, Scopes,
 };
-use crate::rules::{rule, Cx, Sink};
-use crate::yaml::{Node, Span};
+use crate::rules::{rule, Cx, Sink, Version};
+use crate::yaml::{typing, Node, Span};
 use foldhash::HashMap;
 
 rule! {
@@ -59,6 +59,8 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     let registry = ClusterRegistry::collect(g);
     let scopes = Scopes::collect(g);
     let mut made = Made::default();
+    // The cluster lists narrow by `name` from 3.3 on.
+    let named = cx.version_or_oldest() >= Version::new(3, 3);
     for a in 0..g.apps.len() {
         let obj = g.app_obj(a);
         let Some(spec) = obj.spec() else { continue };
@@ -185,17 +187,33 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             };
             let group = o.group();
             let cluster_scoped = scopes.cluster_scoped(o);
-            let oname = o.name.as_deref().unwrap_or("");
-            if let Err((list, entry)) = kind_permitted(pspec, group, &o.kind, oname, cluster_scoped)
+            let oname = o.name.as_deref().filter(|n| !typing::is_template(n));
+            if let Err((list, entry)) =
+                kind_permitted(pspec, group, &o.kind, oname, cluster_scoped, named)
             {
                 let gk = if group.is_empty() {
                     format!("{} (core group)", o.kind)
                 } else {
                     format!("{}.{group}", o.kind)
                 };
+                let written_empty = pspec
+                    .get(list)
+                    .is_some_and(|l| l.is_seq() && l.items().is_empty());
                 let (why, also) = if list.ends_with("Whitelist") {
                     (
-                        format!("{gk} is not in its {list}"),
+                        if written_empty && !cluster_scoped {
+                            format!("its {list} is written empty (`[]`), which allows no namespaced kind, unlike an absent one")
+                        } else if named
+                            && kind_permitted(pspec, group, &o.kind, oname, cluster_scoped, false)
+                                .map_or_else(|(l, _)| l != list, |_| true)
+                        {
+                            format!(
+                                "its {list} allows {gk} only under other names than `{}`",
+                                oname.unwrap_or_default()
+                            )
+                        } else {
+                            format!("{gk} is not in its {list}")
+                        },
                         (
                             entry.map_or(project.root.span, |e| e.span),
                             format!("project `{pname}` allows only these"),
@@ -212,7 +230,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 };
                 emit(g, out, &mut made, name.clone(), Report {
                     span: kind_node.span,
-                    message: format!("{} is not permitted by project `{pname}`: {why}, so the sync fails", o.display()),
+                    message: format!("{} is not permitted by project `{pname}`: {why}, so Argo CD fails the whole sync before applying anything", o.display()),
                     label: "kind not permitted",
                     also: Some(also),
                     help: format!("allow {gk} in project `{pname}` (`{{group: '{group}', kind: {}}}`), or deploy this object from a project that allows it", o.kind),
@@ -236,7 +254,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             if ok == Tri::No {
                 emit(g, out, &mut made, name.clone(), Report {
                     span: ns_obj.span,
-                    message: format!("{} goes to {}, which project `{pname}` does not permit, so the sync fails", o.display(), where_(ns)),
+                    message: format!("{} goes to {}, which project `{pname}` does not permit, so Argo CD fails the whole sync before applying anything", o.display(), where_(ns)),
                     label: "namespace not permitted",
                     also: Some(deny_note(excluded)),
                     help: format!("add the namespace to project `{pname}`'s destinations, or leave the namespace to the Application's destination"),
