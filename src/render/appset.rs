@@ -8,6 +8,7 @@ use super::repo::{normalize_url, Repo};
 use super::template::{self, ErrorKind, TemplateError};
 use super::{Files, Note, Problem, ProblemKind};
 use crate::model::Object;
+use crate::rules::project::path_match;
 use crate::yaml::{self, typing, Node, ParseLimits, Span, Style, Value};
 use foldhash::HashMap;
 use serde_json::{Map, Value as J};
@@ -470,6 +471,15 @@ fn path_params(dir: &str, file: Option<&str>) -> J {
     J::Object(m)
 }
 
+/// Whether a git generator entry says `exclude: true`.
+fn excluded(entry: &Node) -> bool {
+    entry
+        .get("exclude")
+        .and_then(Node::as_scalar)
+        .and_then(typing::as_bool)
+        .unwrap_or(false)
+}
+
 /// The fixed directories before the first glob character: what must exist for the pattern
 /// to match anything.
 pub(super) fn fixed_prefix(pattern: &str) -> &str {
@@ -616,84 +626,132 @@ impl Cx<'_, '_> {
         Ok(Gen::Sets(base))
     }
 
+    /// The git generator as `applicationset/generators/git.go` (v3.5.1) runs it: `directories`
+    /// when that list is not empty, else `files`. An entry with `exclude: true` removes what
+    /// its pattern matches, whichever other entry matched it.
     fn git(&mut self, git: &Node) -> Step<Gen> {
         let url = git.str_at("repoURL").unwrap_or("");
         if !self.repo.urls.contains(&normalize_url(url)) {
             return Ok(Gen::Unknown);
         }
+        let listed = |key| git.get(key).filter(|l| !l.items().is_empty());
+        if let Some(entries) = listed("directories") {
+            return self.git_directories(entries).map(Gen::Sets);
+        }
+        match listed("files") {
+            Some(entries) => self.git_files(entries).map(Gen::Sets),
+            None => Ok(Gen::Sets(Vec::new())),
+        }
+    }
+
+    /// `filterApps`: every directory of the repository (hidden ones left out, as the
+    /// repo-server's walk does) that some entry matches and no `exclude` entry matches, both
+    /// with Go's `path.Match` (`*`, `?` and classes stop at `/`; `**` is two `*`; no braces). A
+    /// malformed pattern matches nothing.
+    fn git_directories(&mut self, entries: &Node) -> Step<Vec<Params>> {
         let files = self.files;
         let root = files.root_of(files.path(self.appset_file));
         let dirs = files.dirs_below(&root);
-        let mut sets = Vec::new();
-        if let Some(entries) = git.get("directories") {
-            let mut include = Vec::new();
-            let mut exclude = Vec::new();
-            for e in entries.items() {
-                let Some(pattern) = e.get("path").filter(|p| p.as_str().is_some()) else {
-                    continue;
-                };
-                let text = pattern.as_str().unwrap_or("");
-                let Some(m) = super::glob(text, true) else {
-                    continue;
-                };
-                let excluded = e
-                    .get("exclude")
-                    .and_then(Node::as_scalar)
-                    .and_then(typing::as_bool)
-                    .unwrap_or(false);
-                self.charge(1 + dirs.len(), pattern.span)?;
-                if excluded {
-                    exclude.push(m);
-                } else {
-                    if !dirs.iter().any(|d| m.is_match(d)) {
-                        self.missing(pattern, text, "directory");
-                    }
-                    include.push(m);
-                }
-            }
-            self.charge(
-                dirs.len().saturating_mul(1 + entries.items().len()),
-                entries.span,
-            )?;
-            for d in dirs.iter() {
-                if include.iter().any(|m| m.is_match(d)) && !exclude.iter().any(|m| m.is_match(d)) {
-                    let mut p = Map::new();
-                    p.insert("path".into(), path_params(d, None));
-                    sets.push(p);
-                }
-            }
-        }
-        for e in git.get("files").map(Node::items).unwrap_or(&[]) {
+        let mut include = Vec::new();
+        let mut exclude = Vec::new();
+        for e in entries.items() {
             let Some(pattern) = e.get("path").filter(|p| p.as_str().is_some()) else {
                 continue;
             };
             let text = pattern.as_str().unwrap_or("");
-            let Some(m) = super::glob(text, true) else {
+            self.charge(1 + dirs.len(), pattern.span)?;
+            if excluded(e) {
+                exclude.push(text);
+            } else {
+                if !dirs.iter().any(|d| path_match(text, d)) {
+                    self.missing(pattern, text, "directory");
+                }
+                include.push(text);
+            }
+        }
+        self.charge(
+            dirs.len().saturating_mul(1 + entries.items().len()),
+            entries.span,
+        )?;
+        let mut sets = Vec::new();
+        for d in dirs.iter() {
+            if include.iter().any(|p| path_match(p, d)) && !exclude.iter().any(|p| path_match(p, d))
+            {
+                let mut p = Map::new();
+                p.insert("path".into(), path_params(d, None));
+                sets.push(p);
+            }
+        }
+        Ok(sets)
+    }
+
+    /// `generateParamsForGitFiles`: the files the `include` entries list, less those the
+    /// `exclude` entries list (`exclude` on files is read from Argo CD 3.1). Argo CD lists them
+    /// with `git ls-files` by default, where `*` crosses `/` ([`super::pathspec`]), and with
+    /// doublestar under `--enable-new-git-file-globbing`, where it does not: a file is taken
+    /// when both would take it, and a pattern is reported as matching nothing only when
+    /// neither lists a file.
+    fn git_files(&mut self, entries: &Node) -> Step<Vec<Params>> {
+        let files = self.files;
+        let root = files.root_of(files.path(self.appset_file));
+        let candidates = files.files_in(&root, true);
+        let paths: Vec<String> = candidates
+            .iter()
+            .map(|&id| {
+                super::relative(
+                    crate::paths::bytes(&root),
+                    crate::paths::bytes(files.path(id)),
+                )
+            })
+            .collect();
+        // Per candidate: listed by git ls-files, listed by doublestar, under include and exclude.
+        let mut include = vec![(false, false); paths.len()];
+        let mut exclude = vec![(false, false); paths.len()];
+        for e in entries.items() {
+            let Some(pattern) = e.get("path").filter(|p| p.as_str().is_some()) else {
                 continue;
             };
+            let text = pattern.as_str().unwrap_or("");
+            let doublestar = super::glob(text, true);
+            self.charge(1 + paths.len(), pattern.span)?;
+            let excluding = excluded(e);
             let mut matched = false;
-            let candidates = files.files_in(&root, true);
-            self.charge(1 + candidates.len(), pattern.span)?;
-            for id in candidates {
-                let path = files.path(id);
-                let r = super::relative(crate::paths::bytes(&root), crate::paths::bytes(path));
-                if !m.is_match(&r) {
-                    continue;
-                }
-                matched = true;
-                let (dir, name) = r.rsplit_once('/').unwrap_or(("", r.as_str()));
-                self.charge_bytes(files.sources.get(id).text.len(), pattern.span)?;
-                for doc in self.file_params(id) {
-                    let mut p = doc;
-                    p.insert("path".into(), path_params(dir, Some(name)));
-                    sets.push(p);
-                }
+            for (i, path) in paths.iter().enumerate() {
+                let git = super::pathspec::matches(text, path);
+                let ds = doublestar.as_ref().is_some_and(|m| m.is_match(path));
+                matched |= git || ds;
+                let slot = if excluding {
+                    &mut exclude[i]
+                } else {
+                    &mut include[i]
+                };
+                slot.0 |= git;
+                slot.1 |= ds;
             }
-            if !matched {
+            if !excluding && !matched {
                 self.missing(pattern, text, "file");
             }
         }
-        Ok(Gen::Sets(sets))
+        let at = entries.span;
+        let mut sets = Vec::new();
+        for (i, &id) in candidates.iter().enumerate() {
+            let (inc, exc) = (include[i], exclude[i]);
+            let by_git = inc.0 && !exc.0;
+            let by_doublestar = inc.1 && !exc.1;
+            let taken = by_git && by_doublestar;
+            if !taken {
+                continue;
+            }
+            let r = &paths[i];
+            let (dir, name) = r.rsplit_once('/').unwrap_or(("", r.as_str()));
+            self.charge_bytes(files.sources.get(id).text.len(), at)?;
+            for doc in self.file_params(id) {
+                let mut p = doc;
+                p.insert("path".into(), path_params(dir, Some(name)));
+                sets.push(p);
+            }
+        }
+        Ok(sets)
     }
 
     /// The parameters a git files generator reads from one file: its mapping, or each item
@@ -845,6 +903,128 @@ spec:
             "{}",
             problems[0].message
         );
+    }
+
+    /// The names of the Applications the first file's ApplicationSet generates, with the
+    /// other files as the repository, and the problems raised.
+    fn generate(files: &[(&str, &str)]) -> (Vec<String>, Vec<Problem>) {
+        use crate::source::{SourceDb, SourceFile};
+        use std::path::{Path, PathBuf};
+        let docs: Vec<_> = files
+            .iter()
+            .enumerate()
+            .map(|(i, (path, text))| {
+                let parsed = yaml::parse(i as u32, text, ParseLimits::default());
+                super::super::FileDocs::new(i as u32, Path::new(path), parsed)
+            })
+            .collect();
+        let sources = SourceDb::from(
+            files
+                .iter()
+                .map(|(path, text)| SourceFile::new(PathBuf::from(path), (*text).into()))
+                .collect::<Vec<_>>(),
+        );
+        let roots = [PathBuf::new()];
+        let db = Files::new(&sources, &docs, &roots);
+        let repo = Repo {
+            roots: roots.to_vec(),
+            urls: vec![normalize_url("https://example.com/r.git")],
+        };
+        let mut budget = Budget::new(UNIT_STEPS);
+        let out = expand(&docs[0].objects[0], &db, &repo, &mut budget);
+        let names = out.apps.iter().filter_map(|a| a.name.clone()).collect();
+        (names, out.problems)
+    }
+
+    fn git_appset(generator: &str) -> String {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: s, namespace: argocd}}
+spec:
+  goTemplate: true
+  generators:
+    - git:
+        repoURL: https://example.com/r.git
+        revision: HEAD
+{generator}
+  template:
+    metadata:
+      name: '{{{{ .path.path }}}}'
+    spec:
+      project: default
+      source: {{repoURL: 'https://example.com/r.git', path: '{{{{ .path.path }}}}'}}
+      destination: {{name: in-cluster, namespace: x}}
+"
+        )
+    }
+
+    const TREE: [(&str, &str); 5] = [
+        ("apps/web/config.yaml", "a: 1\n"),
+        ("apps/api/config.yaml", "a: 1\n"),
+        ("apps/eu/web/config.yaml", "a: 1\n"),
+        ("tenants/a/base/config.yaml", "a: 1\n"),
+        ("tenants/a/b/base/config.yaml", "a: 1\n"),
+    ];
+
+    fn run_git(generator: &str) -> (Vec<String>, Vec<Problem>) {
+        let set = git_appset(generator);
+        let mut files = vec![("appset.yaml", set.as_str())];
+        files.extend(TREE);
+        generate(&files)
+    }
+
+    #[test]
+    fn git_files_exclude_removes_what_it_lists() {
+        let (names, problems) = run_git(
+            "        files:
+          - path: apps/*/config.yaml
+          - path: apps/api/config.yaml
+            exclude: true",
+        );
+        assert!(problems.is_empty(), "{problems:?}");
+        // `apps/eu/web` is listed by git ls-files (`*` crosses `/`) but not by doublestar.
+        assert_eq!(names, ["apps/web"]);
+    }
+
+    #[test]
+    fn git_directories_follow_path_match() {
+        let (names, _) = run_git(
+            "        directories:
+          - path: tenants/**/base
+          - path: apps/*
+          - path: apps/eu
+            exclude: true",
+        );
+        // path.Match: `**` is two `*`, so it spans one directory only.
+        assert_eq!(names, ["apps/api", "apps/web", "tenants/a/base"]);
+    }
+
+    #[test]
+    fn git_directories_win_over_files() {
+        let (names, _) = run_git(
+            "        directories:
+          - path: apps/api
+        files:
+          - path: apps/web/config.yaml",
+        );
+        assert_eq!(names, ["apps/api"]);
+    }
+
+    #[test]
+    fn a_files_pattern_that_one_lister_matches_is_not_missing() {
+        // Only git ls-files lists `apps/eu/web/config.yaml` for `apps/eu/*.yaml`.
+        let (names, problems) = run_git(
+            "        files:
+          - path: apps/eu/*.yaml",
+        );
+        assert!(names.is_empty(), "{names:?}");
+        assert!(problems.is_empty(), "{problems:?}");
+        let (_, problems) = run_git(
+            "        files:
+          - path: apps/nowhere/*.yaml",
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
     }
 
     #[test]

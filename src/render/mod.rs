@@ -10,6 +10,7 @@ mod graph;
 mod kustomize;
 pub use kustomize::MAX_NESTING;
 mod merge;
+mod pathspec;
 pub mod repo;
 pub mod template;
 

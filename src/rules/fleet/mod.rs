@@ -2,6 +2,7 @@
 
 pub mod cascade_delete_risk;
 pub mod child_break_glass_reverted;
+pub mod deployment;
 pub mod duplicate_application_name;
 pub mod hpa_replicas_conflict;
 pub mod manual_sync_not_enforced;
