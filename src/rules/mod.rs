@@ -4,6 +4,7 @@ pub mod app;
 pub mod ignored;
 pub mod project;
 pub mod sync_options;
+pub mod sync_windows;
 
 mod access;
 mod fleet;
@@ -196,6 +197,7 @@ registry! {
     sync_policy::retry_unbounded,
     sync_policy::managed_namespace_metadata_ignored,
     sync_policy::sync_window_no_break_glass,
+    sync_policy::sync_window_invalid,
     sync_policy::floating_target_revision,
     sync_policy::sync_wave_invalid,
     sync_policy::hook_invalid,

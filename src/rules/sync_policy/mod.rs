@@ -14,4 +14,5 @@ pub mod self_heal_ignores_not_respected;
 pub mod sync_option_invalid;
 pub mod sync_option_unsupported;
 pub mod sync_wave_invalid;
+pub mod sync_window_invalid;
 pub mod sync_window_no_break_glass;

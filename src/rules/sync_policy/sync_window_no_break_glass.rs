@@ -1,13 +1,13 @@
 use crate::model::Object;
-use crate::rules::{did_you_mean, rule, Cx, Sink};
-use crate::yaml::typing::{self, as_bool};
+use crate::rules::{rule, Cx, Sink};
+use crate::yaml::typing::as_bool;
 use crate::yaml::{Node, Span};
 
 rule! {
     id: "sync-window-no-break-glass",
     category: SyncPolicy,
     severity: Warning,
-    summary: "An AppProject deny sync window over every application without manualSync, or a window kind other than allow/deny",
+    summary: "An AppProject deny sync window over every application without manualSync: nobody can sync anything while it is active",
     check: Check::Object(check),
 }
 
@@ -62,22 +62,7 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
         let Some(kind) = kind_node.as_str() else {
             continue;
         };
-        if typing::is_template(kind) {
-            continue;
-        }
-        if kind != "allow" && kind != "deny" {
-            let help = match did_you_mean(kind, ["allow", "deny"]) {
-                Some(s) => format!("did you mean `kind: {s}`? The kind is case-sensitive"),
-                None => "a sync window's kind is `allow` or `deny`".to_string(),
-            };
-            out.report(
-                kind_node.span,
-                format!("sync window kind `{kind}` is neither `allow` nor `deny`: Argo CD rejects the project"),
-            )
-            .label("not allow or deny")
-            .help(help);
-            continue;
-        }
+        // Other kinds, a misspelt one included, are `sync-window-invalid`'s.
         if kind != "deny" {
             continue;
         }
