@@ -286,7 +286,10 @@ pub fn parse_duration(text: &str) -> Result<i128, String> {
                 ))
             }
         };
-        let mut v = whole.checked_mul(unit).filter(|v| *v <= LIMIT).ok_or_else(invalid)?;
+        let mut v = whole
+            .checked_mul(unit)
+            .filter(|v| *v <= LIMIT)
+            .ok_or_else(invalid)?;
         if frac > 0 {
             v += (frac as f64 * (unit as f64 / scale)) as u128;
             if v > LIMIT {
@@ -411,8 +414,21 @@ mod tests {
         assert_eq!(parse_duration("1µs"), Ok(1_000));
         assert_eq!(parse_duration("0s"), Ok(0));
         for bad in [
-            "", "1d", "24", "1 h", "1h ", " 1h", "1hr", "30min", "h", ".h", "1.h5", "-", "1e3s",
-            "1H", "9999999999999999999h",
+            "",
+            "1d",
+            "24",
+            "1 h",
+            "1h ",
+            " 1h",
+            "1hr",
+            "30min",
+            "h",
+            ".h",
+            "1.h5",
+            "-",
+            "1e3s",
+            "1H",
+            "9999999999999999999h",
         ] {
             assert!(parse_duration(bad).is_err(), "{bad} parsed");
         }

@@ -98,9 +98,12 @@ fn check_window(window: &Node, out: &mut Sink) {
             }
         },
         Field::Missing => {
-            out.report(window.span, format!("this sync window has no `schedule`: {BLOCKED}"))
-                .label("no schedule")
-                .help("add a cron `schedule` such as `0 22 * * *`");
+            out.report(
+                window.span,
+                format!("this sync window has no `schedule`: {BLOCKED}"),
+            )
+            .label("no schedule")
+            .help("add a cron `schedule` such as `0 22 * * *`");
         }
         Field::Unknown => {}
     }
@@ -124,9 +127,12 @@ fn check_window(window: &Node, out: &mut Sink) {
             Ok(_) => {}
         },
         Field::Missing => {
-            out.report(window.span, format!("this sync window has no `duration`: {BLOCKED}"))
-                .label("no duration")
-                .help("add a `duration` such as `1h`");
+            out.report(
+                window.span,
+                format!("this sync window has no `duration`: {BLOCKED}"),
+            )
+            .label("no duration")
+            .help("add a `duration` such as `1h`");
         }
         Field::Unknown => {}
     }
