@@ -21,6 +21,13 @@ fn is_placeholder(v: &str) -> bool {
     let wrapped = |open: &str, close: char| v.starts_with(open) && v.ends_with(close);
     v.is_empty()
         || matches!(lower.as_str(), "null" | "~" | "none" | "todo" | "tbd" | "redacted")
+        // A field's own name as its value (`password: pass`, `username: password`): filler.
+        || matches!(
+            lower.as_str(),
+            "pass" | "password" | "passwd" | "secret" | "user" | "username" | "token" | "example"
+        )
+        // `base64 of $user:<token>`: an instruction around a `<placeholder>`.
+        || angle_placeholder(v)
         || typing::is_template(v)
         || wrapped("${", '}')
         || wrapped("$(", ')')
@@ -37,6 +44,45 @@ fn is_placeholder(v: &str) -> bool {
         // `xxx`, `XXXX-XXXX`, `***`, `...`: masked or elided in an example.
         || (v.chars().all(|c| matches!(c, 'x' | 'X' | '*' | '.' | '-' | '_'))
             && v.chars().any(|c| matches!(c, 'x' | 'X' | '*' | '.')))
+}
+
+/// Whether `v` holds a `<name>` placeholder: `<`, then letters, digits, `-`, `_` or spaces,
+/// then `>`.
+fn angle_placeholder(v: &str) -> bool {
+    v.match_indices('<').any(|(i, _)| {
+        let rest = &v[i + 1..];
+        rest.find('>').is_some_and(|end| {
+            end > 0
+                && rest[..end]
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ' '))
+        })
+    })
+}
+
+/// A URL of a storage scheme (`pvc://`, `s3://`, `gs://`) without a password: where data is,
+/// not a credential. An `http(s)` URL may be its own credential (a webhook) and still counts.
+fn storage_url(v: &str) -> bool {
+    let v = v.trim();
+    v.split_once("://").is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
+            && !scheme.eq_ignore_ascii_case("http")
+            && !scheme.eq_ignore_ascii_case("https")
+            && !v.contains(char::is_whitespace)
+            && !url_with_password(v)
+    })
+}
+
+/// An absolute path of two parts or more and nothing else (`/var/run/secrets/.../token`):
+/// where a credential is mounted, which the program reads at run time.
+fn is_file_path(v: &str) -> bool {
+    let v = v.trim();
+    v.len() > 1
+        && v.starts_with('/')
+        && v[1..].contains('/')
+        && !v.contains(char::is_whitespace)
+        && !v.contains("//")
 }
 
 /// Only public certificates or an SSH public key: what is handed to every peer anyway.
@@ -131,6 +177,30 @@ fn blob(key: &str, text: &str) -> Blob {
         }
     }
     if !structured {
+        if let Some(found) = jaas(text) {
+            return found;
+        }
+        // An HTML page (a login page template) holds none; an XML document (a settings file)
+        // holds one only in an element or attribute that names one.
+        if t.starts_with('<') {
+            let head = t[..t.len().min(64)].to_ascii_lowercase();
+            if head.starts_with("<!doctype html") || head.starts_with("<html") {
+                // A page: its `password` is a form field, not a value.
+                return Blob::NoSecretFields;
+            }
+            let words = text
+                .split(|c: char| !c.is_ascii_alphanumeric() && c != '_' && c != '-')
+                .filter(|w| !w.is_empty());
+            return if words.into_iter().any(secret_key) {
+                Blob::Credential
+            } else {
+                Blob::NoSecretFields
+            };
+        }
+        // `users.properties` (Artemis, Karaf, WildFly's `application-users.properties`):
+        // each line is `user=password`, so every value is one.
+        let stem = key.rsplit_once('.').map_or(key, |(stem, _)| stem);
+        let users_file = stem.to_ascii_lowercase().ends_with("users");
         // A Java properties file: every line a comment or `key=value`.
         let lines: Vec<&str> = text
             .lines()
@@ -151,7 +221,7 @@ fn blob(key: &str, text: &str) -> Blob {
         for (k, v) in pairs {
             // `logger.authentication_filter.level` is a level: the last part names the field.
             let field = k.trim().rsplit('.').next().unwrap_or("");
-            if secret_key(field) {
+            if users_file || secret_key(field) {
                 secret += 1;
                 real += usize::from(!is_placeholder(v));
             }
@@ -163,6 +233,33 @@ fn blob(key: &str, text: &str) -> Blob {
         (true, 0, _) => Blob::NoSecretFields,
         _ => Blob::OnlyPlaceholders,
     }
+}
+
+/// A JAAS login configuration (`name { module flag option=value ...; };`): a credential only
+/// in an option that names one (`connectionPassword`), not in the module names, flags and the
+/// options that point at user and role files.
+fn jaas(text: &str) -> Option<Blob> {
+    if !text.contains("LoginModule") || !text.contains('{') || !text.contains(';') {
+        return None;
+    }
+    let (mut secret, mut real) = (0usize, 0usize);
+    for token in text.split(|c: char| c.is_whitespace() || c == ';') {
+        let Some((k, v)) = token.split_once('=') else {
+            continue;
+        };
+        let field = k.rsplit('.').next().unwrap_or("");
+        let v = v.trim_matches('"');
+        // `credentialsInvalidate=true` is a switch, not a credential.
+        if secret_key(field) && !matches!(v, "true" | "false") {
+            secret += 1;
+            real += usize::from(!is_placeholder(v));
+        }
+    }
+    Some(match (secret, real) {
+        (_, r) if r > 0 => Blob::Credential,
+        (0, _) => Blob::NoSecretFields,
+        _ => Blob::OnlyPlaceholders,
+    })
 }
 
 /// Counts the scalars held by credential keys (directly, or in a list), and those among
@@ -229,7 +326,12 @@ fn url_with_password(v: &str) -> bool {
 /// Whether one `data` / `stringData` entry holds a credential. `value` is the text as the
 /// cluster stores it (`data` decoded).
 fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
-    if is_placeholder(value) || only_certificates(value) {
+    if is_placeholder(value) || only_certificates(value) || is_file_path(value) || storage_url(value)
+    {
+        return false;
+    }
+    // `Y2hhbmdlbWU=`: a placeholder written base64-encoded where a plain value was expected.
+    if crate::redact::decode_data(value).is_some_and(|d| is_placeholder(&d)) {
         return false;
     }
     if argocd {
@@ -259,7 +361,7 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
     }
     // A configuration document (YAML, JSON, properties) whose credential fields are all left
     // empty or point elsewhere, or that has none (broker settings, logging levels), holds no
-    // credential. Free text (an htpasswd file, a JAAS configuration) still counts.
+    // credential. Other free text (an htpasswd file) still counts.
     !matches!(
         blob(key, value),
         Blob::OnlyPlaceholders | Blob::NoSecretFields
@@ -283,7 +385,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
         let Some(entry) = obj.root.entry(key) else {
             continue;
         };
-        let real = entry
+        let real: Vec<&crate::yaml::Entry> = entry
             .value
             .entries()
             .iter()
@@ -306,17 +408,28 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                     // refused by the API server, but it is no leaked secret either.
                     && !is_placeholder(written)
             })
-            .count();
-        if real == 0 {
-            continue;
-        }
+            .collect();
+        let Some(first) = real.first() else { continue };
         let what = match credential {
             Some(t) => format!("an Argo CD {t} credential"),
             None => "a Secret".to_string(),
         };
-        out.report(entry.key.span, format!("{} commits {what} with {real} value(s) to Git in `{key}`: anyone who can read the repository can read them", obj.display()))
-            .label("secret values in Git (not shown)")
-            .help("keep the value in a secret manager and sync it with an ExternalSecret (external-secrets.io/v1), or encrypt the file with SOPS / Sealed Secrets");
+        let keys = |es: &[&crate::yaml::Entry]| {
+            es.iter()
+                .map(|e| format!("`{}`", e.key.as_str().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let values = match real.len() {
+            1 => format!("a value ({}) in `{key}`", keys(&real)),
+            n => format!("{n} values ({}) in `{key}`", keys(&real)),
+        };
+        let f = out.report(first.key.span, format!("{} commits {what} to Git with {values}: anyone who can read the repository can read them", obj.display()));
+        f.label("secret value in Git (not shown)");
+        for e in &real[1..] {
+            f.also(e.key.span, "another secret value in Git");
+        }
+        f.help("keep the value in a secret manager and sync it with an ExternalSecret (external-secrets.io/v1), or encrypt the file with SOPS / Sealed Secrets");
     }
 }
 
@@ -358,6 +471,17 @@ fn generators(cx: &Cx, obj: &Object, out: &mut Sink) {
             if source != "literals" {
                 let file = text.split_once('=').map_or(text, |(_, f)| f).trim();
                 if dir.as_ref().is_some_and(|d| !d.join(file).exists()) {
+                    continue;
+                }
+                // Page templates, styles and images (an OAuth login page kept in a Secret
+                // because the API wants one there) are not credentials.
+                let ext = file.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+                if ext.is_some_and(|e| {
+                    matches!(
+                        e.as_str(),
+                        "html" | "htm" | "css" | "svg" | "png" | "jpg" | "jpeg" | "gif" | "ico"
+                    )
+                }) {
                     continue;
                 }
             }
