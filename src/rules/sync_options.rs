@@ -109,6 +109,31 @@ pub fn lookup(name: &str) -> Option<&'static KnownOption> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 
+/// The options of the `argocd.argoproj.io/compare-options` annotation, matched by
+/// `HasAnnotationOption` (exact, case-sensitive tokens). `app_since` marks those read from an
+/// Application's own annotation (`controller/state.go`); `resource` those read from any
+/// object the app manages. `IgnoreExtraneous` takes no value.
+pub static COMPARE_OPTIONS: &[KnownOption] = &[
+    KnownOption {
+        name: "IgnoreExtraneous",
+        values: &[],
+        app_since: None,
+        resource: true,
+    },
+    KnownOption {
+        name: "ServerSideDiff",
+        values: BOOL,
+        app_since: Some(Version::new(2, 10)),
+        resource: false,
+    },
+    KnownOption {
+        name: "IncludeMutationWebhook",
+        values: BOOL,
+        app_since: Some(Version::new(2, 10)),
+        resource: false,
+    },
+];
+
 /// How a written option relates to the known ones.
 pub enum Parsed {
     Exact(&'static KnownOption, &'static str),
@@ -117,23 +142,48 @@ pub enum Parsed {
     Unknown,
 }
 
+/// A sync option token, read against [`OPTIONS`].
 pub fn parse(token: &str) -> Parsed {
-    if let Some((name, value)) = token.split_once('=') {
-        if let Some(opt) = lookup(name) {
-            if let Some(v) = opt.values.iter().find(|v| **v == value) {
-                return Parsed::Exact(opt, v);
+    parse_in(OPTIONS, token)
+}
+
+/// A token read against a table of options: `Name=value`, or a bare `Name` for an option
+/// without values.
+pub fn parse_in(options: &'static [KnownOption], token: &str) -> Parsed {
+    let find = |name: &str| options.iter().find(|o| o.name == name);
+    match token.split_once('=') {
+        Some((name, value)) => {
+            if let Some(opt) = find(name) {
+                if let Some(v) = opt.values.iter().find(|v| **v == value) {
+                    return Parsed::Exact(opt, v);
+                }
+            }
+        }
+        None => {
+            if let Some(opt) = find(token).filter(|o| o.values.is_empty()) {
+                return Parsed::Exact(opt, "");
             }
         }
     }
     let squashed: String = token.chars().filter(|c| !c.is_whitespace()).collect();
     let (name, value) = squashed.split_once('=').unwrap_or((&squashed, ""));
-    let opt = OPTIONS
+    let opt = options
         .iter()
         .find(|o| o.name.eq_ignore_ascii_case(name))
-        .or_else(|| super::did_you_mean(name, OPTIONS.iter().map(|o| o.name)).and_then(lookup));
+        .or_else(|| {
+            super::did_you_mean(name, options.iter().map(|o| o.name)).and_then(|n| find(n))
+        });
     let Some(opt) = opt else {
         return Parsed::Unknown;
     };
+    if opt.values.is_empty() {
+        // A bare option: only `=true` says the same thing.
+        return if value.is_empty() || value.eq_ignore_ascii_case("true") {
+            Parsed::NearMiss(opt.name.to_string())
+        } else {
+            Parsed::Unknown
+        };
+    }
     let value = opt
         .values
         .iter()
@@ -142,6 +192,24 @@ pub fn parse(token: &str) -> Parsed {
     match value {
         Some(v) => Parsed::NearMiss(format!("{}={}", opt.name, v)),
         None => Parsed::NearMiss(format!("{}={}", opt.name, opt.values.join("|"))),
+    }
+}
+
+/// How sure a respelling is: case and spacing slips (and `=true` after an option that takes
+/// no value) are safe to correct; a corrected typo in the name is a guess a reviewer should
+/// confirm.
+pub fn respell_applicability(written: &str, canonical: &str) -> crate::fix::Applicability {
+    let fold = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let (w, c) = (fold(written), fold(canonical));
+    if w == c || (!c.contains('=') && w == format!("{c}=true")) {
+        crate::fix::Applicability::Safe
+    } else {
+        crate::fix::Applicability::Unsafe
     }
 }
 
