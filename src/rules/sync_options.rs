@@ -292,3 +292,53 @@ fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::Applicability;
+
+    fn compare(token: &str) -> String {
+        match parse_in(COMPARE_OPTIONS, token) {
+            Parsed::Exact(o, "") => format!("exact {}", o.name),
+            Parsed::Exact(o, v) => format!("exact {}={v}", o.name),
+            Parsed::NearMiss(c) => format!("near {c}"),
+            Parsed::Unknown => "unknown".into(),
+        }
+    }
+
+    #[test]
+    fn compare_options_are_matched_exactly() {
+        assert_eq!(compare("IgnoreExtraneous"), "exact IgnoreExtraneous");
+        assert_eq!(
+            compare("ServerSideDiff=false"),
+            "exact ServerSideDiff=false"
+        );
+        assert_eq!(compare("IgnoreExtraneous=true"), "near IgnoreExtraneous");
+        assert_eq!(compare("ignoreextraneous"), "near IgnoreExtraneous");
+        assert_eq!(compare("IgnoreExtraneous=false"), "unknown");
+        assert_eq!(compare("ServerSideDiff=True"), "near ServerSideDiff=true");
+        assert_eq!(
+            compare("IncludeMutatingWebhook=true"),
+            "near IncludeMutationWebhook=true"
+        );
+        assert_eq!(compare("PruneLast=true"), "unknown");
+        // A bare sync option still reads as `=true`.
+        let Parsed::NearMiss(bare) = parse("PruneLast") else {
+            panic!("PruneLast is a near miss")
+        };
+        assert_eq!(bare, "PruneLast=true");
+    }
+
+    #[test]
+    fn respelling_is_safe_only_for_case_spacing_and_a_redundant_true() {
+        let safe = |w, c| respell_applicability(w, c) == Applicability::Safe;
+        assert!(safe("ServerSideDiff=True", "ServerSideDiff=true"));
+        assert!(safe("IgnoreExtraneous=true", "IgnoreExtraneous"));
+        assert!(!safe("PruneLast", "PruneLast=true"));
+        assert!(!safe(
+            "IncludeMutatingWebhook=true",
+            "IncludeMutationWebhook=true"
+        ));
+    }
+}
