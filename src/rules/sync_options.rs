@@ -109,6 +109,31 @@ pub fn lookup(name: &str) -> Option<&'static KnownOption> {
     OPTIONS.iter().find(|o| o.name == name)
 }
 
+/// The options of the `argocd.argoproj.io/compare-options` annotation, matched by
+/// `HasAnnotationOption` (exact, case-sensitive tokens). `app_since` marks those read from an
+/// Application's own annotation (`controller/state.go`); `resource` those read from any
+/// object the app manages. `IgnoreExtraneous` takes no value.
+pub static COMPARE_OPTIONS: &[KnownOption] = &[
+    KnownOption {
+        name: "IgnoreExtraneous",
+        values: &[],
+        app_since: None,
+        resource: true,
+    },
+    KnownOption {
+        name: "ServerSideDiff",
+        values: BOOL,
+        app_since: Some(Version::new(2, 10)),
+        resource: false,
+    },
+    KnownOption {
+        name: "IncludeMutationWebhook",
+        values: BOOL,
+        app_since: Some(Version::new(2, 10)),
+        resource: false,
+    },
+];
+
 /// How a written option relates to the known ones.
 pub enum Parsed {
     Exact(&'static KnownOption, &'static str),
@@ -117,23 +142,46 @@ pub enum Parsed {
     Unknown,
 }
 
+/// A sync option token, read against [`OPTIONS`].
 pub fn parse(token: &str) -> Parsed {
-    if let Some((name, value)) = token.split_once('=') {
-        if let Some(opt) = lookup(name) {
-            if let Some(v) = opt.values.iter().find(|v| **v == value) {
-                return Parsed::Exact(opt, v);
+    parse_in(OPTIONS, token)
+}
+
+/// A token read against a table of options: `Name=value`, or a bare `Name` for an option
+/// without values.
+pub fn parse_in(options: &'static [KnownOption], token: &str) -> Parsed {
+    let find = |name: &str| options.iter().find(|o| o.name == name);
+    match token.split_once('=') {
+        Some((name, value)) => {
+            if let Some(opt) = find(name) {
+                if let Some(v) = opt.values.iter().find(|v| **v == value) {
+                    return Parsed::Exact(opt, v);
+                }
+            }
+        }
+        None => {
+            if let Some(opt) = find(token).filter(|o| o.values.is_empty()) {
+                return Parsed::Exact(opt, "");
             }
         }
     }
     let squashed: String = token.chars().filter(|c| !c.is_whitespace()).collect();
     let (name, value) = squashed.split_once('=').unwrap_or((&squashed, ""));
-    let opt = OPTIONS
+    let opt = options
         .iter()
         .find(|o| o.name.eq_ignore_ascii_case(name))
-        .or_else(|| super::did_you_mean(name, OPTIONS.iter().map(|o| o.name)).and_then(lookup));
+        .or_else(|| super::did_you_mean(name, options.iter().map(|o| o.name)).and_then(find));
     let Some(opt) = opt else {
         return Parsed::Unknown;
     };
+    if opt.values.is_empty() {
+        // A bare option: only `=true` says the same thing.
+        return if value.is_empty() || value.eq_ignore_ascii_case("true") {
+            Parsed::NearMiss(opt.name.to_string())
+        } else {
+            Parsed::Unknown
+        };
+    }
     let value = opt
         .values
         .iter()
@@ -142,6 +190,24 @@ pub fn parse(token: &str) -> Parsed {
     match value {
         Some(v) => Parsed::NearMiss(format!("{}={}", opt.name, v)),
         None => Parsed::NearMiss(format!("{}={}", opt.name, opt.values.join("|"))),
+    }
+}
+
+/// How sure a respelling is: case and spacing slips (and `=true` after an option that takes
+/// no value) are safe to correct; a corrected typo in the name is a guess a reviewer should
+/// confirm.
+pub fn respell_applicability(written: &str, canonical: &str) -> crate::fix::Applicability {
+    let fold = |s: &str| {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .collect::<String>()
+            .to_ascii_lowercase()
+    };
+    let (w, c) = (fold(written), fold(canonical));
+    if w == c || (!c.contains('=') && w == format!("{c}=true")) {
+        crate::fix::Applicability::Safe
+    } else {
+        crate::fix::Applicability::Unsafe
     }
 }
 
@@ -225,4 +291,54 @@ fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fix::Applicability;
+
+    fn compare(token: &str) -> String {
+        match parse_in(COMPARE_OPTIONS, token) {
+            Parsed::Exact(o, "") => format!("exact {}", o.name),
+            Parsed::Exact(o, v) => format!("exact {}={v}", o.name),
+            Parsed::NearMiss(c) => format!("near {c}"),
+            Parsed::Unknown => "unknown".into(),
+        }
+    }
+
+    #[test]
+    fn compare_options_are_matched_exactly() {
+        assert_eq!(compare("IgnoreExtraneous"), "exact IgnoreExtraneous");
+        assert_eq!(
+            compare("ServerSideDiff=false"),
+            "exact ServerSideDiff=false"
+        );
+        assert_eq!(compare("IgnoreExtraneous=true"), "near IgnoreExtraneous");
+        assert_eq!(compare("ignoreextraneous"), "near IgnoreExtraneous");
+        assert_eq!(compare("IgnoreExtraneous=false"), "unknown");
+        assert_eq!(compare("ServerSideDiff=True"), "near ServerSideDiff=true");
+        assert_eq!(
+            compare("IncludeMutatingWebhook=true"),
+            "near IncludeMutationWebhook=true"
+        );
+        assert_eq!(compare("PruneLast=true"), "unknown");
+        // A bare sync option still reads as `=true`.
+        let Parsed::NearMiss(bare) = parse("PruneLast") else {
+            panic!("PruneLast is a near miss")
+        };
+        assert_eq!(bare, "PruneLast=true");
+    }
+
+    #[test]
+    fn respelling_is_safe_only_for_case_spacing_and_a_redundant_true() {
+        let safe = |w, c| respell_applicability(w, c) == Applicability::Safe;
+        assert!(safe("ServerSideDiff=True", "ServerSideDiff=true"));
+        assert!(safe("IgnoreExtraneous=true", "IgnoreExtraneous"));
+        assert!(!safe("PruneLast", "PruneLast=true"));
+        assert!(!safe(
+            "IncludeMutatingWebhook=true",
+            "IncludeMutationWebhook=true"
+        ));
+    }
 }

@@ -1,3 +1,4 @@
+pub mod anonymous_access_enabled;
 pub mod default_project;
 pub mod project_missing;
 pub mod project_scope_violation;

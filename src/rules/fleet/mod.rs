@@ -5,6 +5,7 @@ pub mod child_break_glass_reverted;
 pub mod deployment;
 pub mod duplicate_application_name;
 pub mod hpa_replicas_conflict;
+pub mod job_ttl_recreated;
 pub mod manual_sync_not_enforced;
 pub mod operator_drift_not_ignored;
 pub mod parent_sync_disabled;

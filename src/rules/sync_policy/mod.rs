@@ -1,6 +1,7 @@
 pub mod allow_empty;
 pub mod automated_enabled_ignored;
 pub mod automated_misuse;
+pub mod compare_option_invalid;
 pub mod floating_target_revision;
 pub mod half_enforced_sync;
 pub mod hook_invalid;
@@ -8,6 +9,7 @@ pub mod managed_namespace_metadata_ignored;
 pub mod prune_disabled;
 pub mod prune_without_prune_last;
 pub mod retry_unbounded;
+pub mod retry_without_limit;
 pub mod risky_sync_option;
 pub mod self_heal_disabled;
 pub mod self_heal_ignores_not_respected;

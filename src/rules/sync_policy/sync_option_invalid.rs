@@ -1,4 +1,4 @@
-use crate::fix::{Applicability, Fix};
+use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::sync_options::{self, all_uses, Parsed};
@@ -66,17 +66,7 @@ fn respell(cx: &Cx, obj: &Object, u: &Use, canonical: &str) -> Option<Fix> {
             );
         }
     }
-    let fold = |s: &str| {
-        s.chars()
-            .filter(|c| !c.is_whitespace())
-            .collect::<String>()
-            .to_ascii_lowercase()
-    };
-    let applicability = if fold(u.text) == fold(canonical) {
-        Applicability::Safe
-    } else {
-        Applicability::Unsafe
-    };
+    let applicability = sync_options::respell_applicability(u.text, canonical);
     let edit = match u.level {
         Level::App if u.span == u.node.span => ed.replace_scalar(u.node, canonical),
         Level::App => None,
