@@ -1,7 +1,9 @@
 //! Rules over the object graph: what an Application renders, and what its parent does to it.
 
 pub mod cascade_delete_risk;
+pub mod child_application_namespace_ignored;
 pub mod child_break_glass_reverted;
+pub mod child_sync_wave_no_health;
 pub mod deployment;
 pub mod duplicate_application_name;
 pub mod hpa_replicas_conflict;

@@ -1,7 +1,10 @@
 pub mod ambiguous_boolean;
 pub mod application_shape;
 pub mod application_source_missing;
+pub mod appset_applications_sync_invalid;
+pub mod appset_missingkey_not_error;
 pub mod appset_template_error;
+pub mod appset_template_patch_go_syntax;
 pub mod duplicate_key;
 pub mod helm_values_missing;
 pub mod invalid_yaml;
