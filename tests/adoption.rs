@@ -242,7 +242,7 @@ fn kustomize_repo(dir: &Path, patch_directive: &str, annotation: &str) {
         dir,
         "base/secret.yaml",
         &format!(
-            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n{annotation}data:\n  password: c2VjcmV0\n"
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n{annotation}data:\n  password: cGc0LWRiLXN1bW1lcg==\n"
         ),
     );
     write(

@@ -66,7 +66,9 @@ fn storage_url(v: &str) -> bool {
     let v = v.trim();
     v.split_once("://").is_some_and(|(scheme, _)| {
         !scheme.is_empty()
-            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || c == '+')
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '+')
             && !scheme.eq_ignore_ascii_case("http")
             && !scheme.eq_ignore_ascii_case("https")
             && !v.contains(char::is_whitespace)
@@ -326,7 +328,10 @@ fn url_with_password(v: &str) -> bool {
 /// Whether one `data` / `stringData` entry holds a credential. `value` is the text as the
 /// cluster stores it (`data` decoded).
 fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
-    if is_placeholder(value) || only_certificates(value) || is_file_path(value) || storage_url(value)
+    if is_placeholder(value)
+        || only_certificates(value)
+        || is_file_path(value)
+        || storage_url(value)
     {
         return false;
     }

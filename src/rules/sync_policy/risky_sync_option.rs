@@ -6,7 +6,7 @@ rule! {
     id: "risky-sync-option",
     category: SyncPolicy,
     severity: Warning,
-    summary: "Replace=true, Force=true, PrunePropagationPolicy=orphan or Validate=false for a whole application",
+    summary: "Replace=true, PrunePropagationPolicy=orphan or Validate=false for a whole application",
     check: Check::Object(check),
 }
 
@@ -17,7 +17,6 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             ("Replace=true", Level::App) => "every resource of the application is written whole with kubectl replace (or create) instead of applied: what other controllers and webhooks set on the live objects is wiped at each sync",
             ("PrunePropagationPolicy=orphan", Level::App) => "pruned objects leave their dependents behind: ReplicaSets and Pods of a pruned Deployment keep running",
             ("Validate=false", Level::App) => "schema validation is off for every resource, so typos reach the cluster or are dropped silently",
-            ("Force=true", _) => "resources are deleted and recreated when a patch fails, which drops their live state",
             _ => continue,
         };
         out.report(u.span, format!("`{}`: {why}", u.text))
