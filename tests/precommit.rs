@@ -120,6 +120,10 @@ spec:
   destination:
     server: https://kubernetes.default.svc
     namespace: guestbook
+  syncPolicy:
+    syncOptions:
+      # Options are matched exactly: an error, which fails the hook by default.
+      - CreateNamespace=True
 ";
 
 #[test]
@@ -284,7 +288,7 @@ fn the_hook_refuses_a_bad_commit_and_lets_the_fix_through() {
     for needle in [
         "gitops-lint",
         "Failed",
-        "default-project",
+        "sync-option-invalid",
         "apps/guestbook.yaml",
     ] {
         assert!(refused.text.contains(needle), "{needle}:\n{}", refused.text);
@@ -295,7 +299,7 @@ fn the_hook_refuses_a_bad_commit_and_lets_the_fix_through() {
     // The fix commits.
     std::fs::write(
         &app,
-        BAD_APP.replace("project: default", "project: guestbook"),
+        BAD_APP.replace("CreateNamespace=True", "CreateNamespace=true"),
     )
     .unwrap();
     git(&repo, &["add", "apps/guestbook.yaml"]);
