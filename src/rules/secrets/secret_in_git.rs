@@ -355,14 +355,28 @@ fn holds_credential(key: &str, value: &str, argocd: bool) -> bool {
         }
         return true;
     }
-    // Where the credential is and whose: a keystore path, a database host or user name.
-    // A URL still counts: a webhook URL is often its own credential.
+    // Where the credential is, whose, and what it opens: a keystore path, a database host or
+    // user name, a bucket, its region and endpoint, a version. Such a field is a credential
+    // only when it is a URL that carries a password; other URLs still count below, as a webhook
+    // URL is often its own credential.
     let k = key.to_ascii_lowercase().replace(['-', '_', '.'], "");
     let about = [
-        "path", "file", "host", "hostname", "port", "user", "username", "database", "dbname",
+        "path",
+        "file",
+        "host",
+        "port",
+        "user",
+        "database",
+        "name",
+        "namespace",
+        "region",
+        "endpoint",
+        "bucket",
+        "version",
+        "email",
     ];
     if about.iter().any(|w| k.ends_with(w)) && !secret_key_word(&k) {
-        return false;
+        return url_with_password(value);
     }
     // A configuration document (YAML, JSON, properties) whose credential fields are all left
     // empty or point elsewhere, or that has none (broker settings, logging levels), holds no
@@ -425,11 +439,11 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let values = match real.len() {
-            1 => format!("a value ({}) in `{key}`", keys(&real)),
-            n => format!("{n} values ({}) in `{key}`", keys(&real)),
+        let (values, them) = match real.len() {
+            1 => (format!("a value ({}) in `{key}`", keys(&real)), "it"),
+            n => (format!("{n} values ({}) in `{key}`", keys(&real)), "them"),
         };
-        let f = out.report(first.key.span, format!("{} commits {what} to Git with {values}: anyone who can read the repository can read them", obj.display()));
+        let f = out.report(first.key.span, format!("{} commits {what} to Git with {values}: anyone who can read the repository can read {them}", obj.display()));
         f.label("secret value in Git (not shown)");
         for e in &real[1..] {
             f.also(e.key.span, "another secret value in Git");
