@@ -1,5 +1,5 @@
 //! The rule docs have one source, `rules/<id>.md`: `gitops-lint explain` prints it as is, and
-//! the index `docs/rules.md` is generated from it and from `gitops-lint rules`.
+//! the index `docs/rules.md` is generated from it and from `gitops-lint rules --format json`.
 //!
 //! Regenerate the index with `UPDATE_DOCS=1 cargo test --test docs`.
 
@@ -9,35 +9,29 @@ use common::{doc, doc_table, root, run};
 
 const INDEX: &str = "docs/rules.md";
 
-/// One line of `gitops-lint rules`: id, category, default severity, summary.
+/// One rule as `gitops-lint rules --format json` lists it.
 struct Listed {
     id: String,
     category: String,
     severity: String,
+    fix: String,
     summary: String,
 }
 
 fn listed() -> Vec<Listed> {
-    let out = run(&["rules"]);
+    let out = run(&["rules", "--format", "json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    out.stdout
-        .lines()
-        .map(|line| {
-            let mut rest = line;
-            let mut next = || {
-                rest = rest.trim_start();
-                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-                let word = &rest[..end];
-                rest = &rest[end..];
-                word.to_string()
-            };
-            let (id, category, severity) = (next(), next(), next());
-            Listed {
-                id,
-                category,
-                severity,
-                summary: rest.trim().to_string(),
-            }
+    let list: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let field = |r: &serde_json::Value, k: &str| r[k].as_str().unwrap().to_string();
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| Listed {
+            id: field(r, "id"),
+            category: field(r, "category"),
+            severity: field(r, "severity"),
+            fix: field(r, "fix"),
+            summary: field(r, "summary"),
         })
         .collect()
 }
@@ -89,13 +83,13 @@ fn index() -> Result<String, Vec<String>> {
                             r.id, r.severity
                         ));
                     }
-                    if !matches!(fix.as_str(), "safe" | "unsafe" | "none") {
+                    if fix != r.fix {
                         problems.push(format!(
-                            "rules/{}.md: fix is `{fix}`, not safe, unsafe or none",
-                            r.id
+                            "rules/{}.md says fix `{fix}`, the registry `{}`",
+                            r.id, r.fix
                         ));
                     }
-                    fix
+                    r.fix.clone()
                 }
                 Err(e) => {
                     problems.push(e);

@@ -70,11 +70,32 @@ pub struct Rule {
     pub id: &'static str,
     pub category: Category,
     pub severity: Severity,
+    /// Whether its findings come with an automatic fix, and how safe it is.
+    pub fix: FixAvailability,
     /// One line for `gitops-lint rules` and the README table.
     pub summary: &'static str,
     /// The Markdown doc from `rules/<id>.md`.
     pub doc: &'static str,
     pub check: Check,
+}
+
+/// What `--fix` can do for a rule's findings: nothing, apply a fix that only spells out what
+/// the file already says, or (with `--unsafe-fixes`) one that changes behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FixAvailability {
+    None,
+    Safe,
+    Unsafe,
+}
+
+impl FixAvailability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixAvailability::None => "none",
+            FixAvailability::Safe => "safe",
+            FixAvailability::Unsafe => "unsafe",
+        }
+    }
 }
 
 /// An Argo CD release, as given with `--argocd-version`.
@@ -254,11 +275,12 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 
 /// Declares a rule's metadata next to its check; the doc is embedded from `rules/<id>.md`.
 macro_rules! rule {
-    (id: $id:literal, category: $cat:ident, severity: $sev:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
+    (id: $id:literal, category: $cat:ident, severity: $sev:ident, fix: $fix:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
         pub static RULE: $crate::rules::Rule = $crate::rules::Rule {
             id: $id,
             category: $crate::rules::Category::$cat,
             severity: $crate::finding::Severity::$sev,
+            fix: $crate::rules::FixAvailability::$fix,
             summary: $summary,
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/", $id, ".md")),
             check: {

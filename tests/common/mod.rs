@@ -180,11 +180,9 @@ pub fn still_fixable(report: &serde_json::Value, unsafe_ok: bool) -> Option<Stri
 
 /// Every rule id, as `gitops-lint rules` lists them.
 pub fn rule_ids() -> Vec<String> {
-    let out = run(&["rules"]);
-    assert_eq!(out.code, 0);
-    out.stdout
-        .lines()
-        .map(|l| l.split_whitespace().next().unwrap().to_string())
+    gitops_lint::rules::RULES
+        .iter()
+        .map(|r| r.id.to_string())
         .collect()
 }
 

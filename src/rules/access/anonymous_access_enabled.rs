@@ -7,6 +7,7 @@ rule! {
     id: "anonymous-access-enabled",
     category: Access,
     severity: Warning,
+    fix: None,
     summary: "users.anonymous.enabled: \"true\" gives everyone who reaches Argo CD, without logging in, the policy.default role",
     check: Check::Object(check),
 }

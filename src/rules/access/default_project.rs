@@ -7,6 +7,7 @@ rule! {
     id: "default-project",
     category: Access,
     severity: Warning,
+    fix: None,
     summary: "An application in the built-in `default` project, which allows any repository, cluster and kind",
     check: Check::Object(check),
 }

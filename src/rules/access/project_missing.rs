@@ -8,6 +8,7 @@ rule! {
     id: "project-missing",
     category: Access,
     severity: Warning,
+    fix: None,
     summary: "An application names an AppProject the repository does not define, but one close to it",
     check: Check::Graph(check),
 }

@@ -13,6 +13,7 @@ rule! {
     id: "project-scope-violation",
     category: Access,
     severity: Error,
+    fix: None,
     summary: "An application's repository, destination or rendered kinds are not allowed by its AppProject",
     check: Check::Graph(check),
 }

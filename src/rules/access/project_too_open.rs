@@ -6,6 +6,7 @@ rule! {
     id: "project-too-open",
     category: Access,
     severity: Warning,
+    fix: None,
     summary: "An AppProject that allows every repository, every destination or every cluster-scoped kind",
     check: Check::Object(check),
 }

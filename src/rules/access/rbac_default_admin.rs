@@ -6,6 +6,7 @@ rule! {
     id: "rbac-default-admin",
     category: Access,
     severity: Error,
+    fix: None,
     summary: "policy.default: role:admin makes every authenticated user an Argo CD admin",
     check: Check::Object(check),
 }

@@ -8,6 +8,7 @@ rule! {
     id: "rbac-override-broad",
     category: Access,
     severity: Error,
+    fix: None,
     summary: "An RBAC policy that lets everyone, or anyone on every project, sync arbitrary local manifests (override) instead of Git",
     check: Check::Object(check),
 }

@@ -8,6 +8,7 @@ rule! {
     id: "cascade-delete-risk",
     category: Fleet,
     severity: Info,
+    fix: None,
     summary: "Removing a child's file (or an ApplicationSet) deletes its workloads with it",
     check: Check::Graph(check),
 }

@@ -10,6 +10,7 @@ rule! {
     id: "child-application-namespace-ignored",
     category: Fleet,
     severity: Warning,
+    fix: None,
     summary: "A child Application without metadata.namespace lands in its parent's destination namespace, where the controller does not look",
     check: Check::Graph(check),
 }

@@ -11,6 +11,7 @@ rule! {
     id: "child-break-glass-reverted",
     category: Fleet,
     severity: Warning,
+    fix: Unsafe,
     summary: "A self-healing parent (or an ApplicationSet) reverts a child's auto-sync switch within seconds",
     check: Check::Graph(check),
 }

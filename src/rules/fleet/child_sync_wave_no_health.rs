@@ -8,6 +8,7 @@ rule! {
     id: "child-sync-wave-no-health",
     category: Fleet,
     severity: Warning,
+    fix: None,
     summary: "Sync waves across child Applications, but the repository's argocd-cm has no health check for Application: later waves do not wait for a child to be healthy",
     check: Check::Graph(check),
 }

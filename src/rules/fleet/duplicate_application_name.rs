@@ -11,6 +11,7 @@ rule! {
     id: "duplicate-application-name",
     category: Fleet,
     severity: Error,
+    fix: None,
     summary: "Two Applications with one name in one namespace: one silently replaces the other",
     check: Check::Graph(check),
 }

@@ -10,6 +10,7 @@ rule! {
     id: "job-ttl-recreated",
     category: Fleet,
     severity: Warning,
+    fix: None,
     summary: "An auto-synced Job with ttlSecondsAfterFinished: once Kubernetes deletes it, Argo CD creates and runs it again",
     check: Check::Graph(check),
 }

@@ -9,6 +9,7 @@ rule! {
     id: "manual-sync-not-enforced",
     category: Fleet,
     severity: Info,
+    fix: Unsafe,
     summary: "A child turns auto-sync off by omission, which its self-healing parent does not enforce",
     check: Check::Graph(check),
 }

@@ -11,6 +11,7 @@ rule! {
     id: "operator-drift-not-ignored",
     category: Fleet,
     severity: Warning,
+    fix: None,
     summary: "A self-healing app deploys an object an operator also writes (a certificate Secret, a caBundle) with no ignore on it",
     check: Check::Graph(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "parent-sync-disabled",
     category: Fleet,
     severity: Warning,
+    fix: None,
     summary: "An app-of-apps parent without auto-sync: new, changed and removed children stop flowing",
     check: Check::Graph(check),
 }

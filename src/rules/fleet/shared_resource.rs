@@ -11,6 +11,7 @@ rule! {
     id: "shared-resource",
     category: Fleet,
     severity: Error,
+    fix: None,
     summary: "Two Applications of one Argo CD deploy the same object to the same cluster: they take it over from each other",
     check: Check::Graph(check),
 }

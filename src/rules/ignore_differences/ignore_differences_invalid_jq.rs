@@ -7,6 +7,7 @@ rule! {
     id: "ignore-differences-invalid-jq",
     category: IgnoreDifferences,
     severity: Error,
+    fix: None,
     summary: "A jqPathExpressions entry Argo CD's jq (gojq) cannot parse or compile: the comparison it belongs to fails",
     check: Check::Object(check),
 }

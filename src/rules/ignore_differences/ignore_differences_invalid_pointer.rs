@@ -7,6 +7,7 @@ rule! {
     id: "ignore-differences-invalid-pointer",
     category: IgnoreDifferences,
     severity: Error,
+    fix: Safe,
     summary: "A jsonPointers entry that is not an RFC 6901 JSON pointer: it ignores nothing, or not the field meant",
     check: Check::Object(check),
 }

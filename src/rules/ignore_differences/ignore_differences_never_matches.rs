@@ -9,6 +9,7 @@ rule! {
     id: "ignore-differences-never-matches",
     category: IgnoreDifferences,
     severity: Error,
+    fix: Safe,
     summary: "An ignoreDifferences entry that can never match (missing group, an apiVersion or a retired group as group, nothing to ignore)",
     check: Check::Object(check),
 }

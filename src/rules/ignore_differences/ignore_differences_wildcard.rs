@@ -8,6 +8,7 @@ rule! {
     id: "ignore-differences-wildcard",
     category: IgnoreDifferences,
     severity: Warning,
+    fix: None,
     summary: "An ignoreDifferences entry that matches every kind, or a jq `.` that breaks the normalization of the objects it matches",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "ignore-replicas-without-managers",
     category: IgnoreDifferences,
     severity: Info,
+    fix: None,
     summary: "/spec/replicas ignored for everyone, not only for the autoscaler that owns it",
     check: Check::Object(check),
 }

@@ -10,6 +10,7 @@ rule! {
     id: "ambiguous-boolean",
     category: Schema,
     severity: Warning,
+    fix: Safe,
     summary: "A value the cluster (YAML 1.1) types differently from what it looks like: `yes`, `on`, `\"true\"`, `1.10`",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "application-shape",
     category: Schema,
     severity: Error,
+    fix: None,
     summary: "An Application Argo CD rejects or misreads: server and name both set, source beside sources, no project or destination",
     check: Check::Object(check),
 }

@@ -5,6 +5,7 @@ rule! {
     id: "application-source-missing",
     category: Schema,
     severity: Error,
+    fix: None,
     summary: "A local source path or generator path that does not exist",
     check: Check::Graph(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "appset-applications-sync-invalid",
     category: Schema,
     severity: Error,
+    fix: Safe,
     summary: "An ApplicationSet applicationsSync policy outside create-only, create-update, create-delete and sync: the API server rejects it",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "appset-missingkey-not-error",
     category: Schema,
     severity: Info,
+    fix: Unsafe,
     summary: "An ApplicationSet with goTemplate but no missingkey option: a missing parameter renders as \"<no value>\"",
     check: Check::Object(check),
 }

@@ -5,6 +5,7 @@ rule! {
     id: "appset-template-error",
     category: Schema,
     severity: Error,
+    fix: None,
     summary: "An ApplicationSet template that Argo CD cannot render, or that is too costly to expand",
     check: Check::Graph(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "appset-template-patch-go-syntax",
     category: Schema,
     severity: Warning,
+    fix: None,
     summary: "A templatePatch written in Go template syntax while goTemplate is off: the controller leaves those tags as text",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "helm-values-missing",
     category: Schema,
     severity: Error,
+    fix: None,
     summary: "A Helm valueFiles entry (local or $ref/...) that does not exist in the repository, or a glob the target Argo CD version does not expand",
     check: Check::Graph(check),
 }

@@ -5,6 +5,7 @@ rule! {
     id: "kustomize-error",
     category: Schema,
     severity: Error,
+    fix: None,
     summary: "A kustomization that does not build: missing paths, bad patches, cycles, escapes",
     check: Check::Graph(check),
 }

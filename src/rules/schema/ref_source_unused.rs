@@ -7,6 +7,7 @@ rule! {
     id: "ref-source-unused",
     category: Schema,
     severity: Warning,
+    fix: None,
     summary: "A multi-source entry with `ref:` that no source's valueFiles reads as `$ref/...`",
     check: Check::Object(check),
 }

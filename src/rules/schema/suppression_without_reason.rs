@@ -4,6 +4,7 @@ rule! {
     id: "suppression-without-reason",
     category: Schema,
     severity: Info,
+    fix: None,
     summary: "A gitops-lint suppression that does not say why",
     check: Check::Parse,
 }

@@ -10,6 +10,7 @@ rule! {
     id: "unknown-field",
     category: Schema,
     severity: Error,
+    fix: Unsafe,
     summary: "A key the Argo CD CRD does not define: the API server drops it silently",
     check: Check::Object(check),
 }

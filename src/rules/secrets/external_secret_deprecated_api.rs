@@ -5,6 +5,7 @@ rule! {
     id: "external-secret-deprecated-api",
     category: Secrets,
     severity: Warning,
+    fix: None,
     summary: "External Secrets objects on v1beta1/v1alpha1, which current operators no longer serve",
     check: Check::Object(check),
 }

@@ -5,6 +5,7 @@ rule! {
     id: "external-secret-never-refreshes",
     category: Secrets,
     severity: Warning,
+    fix: None,
     summary: "An ExternalSecret with refreshInterval 0 under periodic refresh: fetched once, never rotated",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "external-secret-policy-conflict",
     category: Secrets,
     severity: Error,
+    fix: None,
     summary: "An ExternalSecret whose target creationPolicy and deletionPolicy form a pair ESO rejects",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "secret-in-git",
     category: Secrets,
     severity: Error,
+    fix: None,
     summary: "A Kubernetes Secret with real values committed to Git",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "secret-store-static-credentials",
     category: Secrets,
     severity: Warning,
+    fix: None,
     summary: "A SecretStore that authenticates with long-lived static keys where its provider offers a workload identity",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "allow-empty",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "allowEmpty: true lets one bad commit prune every resource of the application",
     check: Check::Object(check),
 }

@@ -9,6 +9,7 @@ rule! {
     id: "automated-enabled-ignored",
     category: SyncPolicy,
     severity: Error,
+    fix: Unsafe,
     summary: "automated.enabled: false does not turn auto-sync off before Argo CD 3.1 (and is unreliable in 3.1.x)",
     check: Check::Object(check),
 }

@@ -9,6 +9,7 @@ rule! {
     id: "automated-misuse",
     category: SyncPolicy,
     severity: Error,
+    fix: Safe,
     summary: "syncPolicy.automated written in a shape Argo CD does not read (scalar, unknown key, misplaced flag)",
     check: Check::Object(check),
 }

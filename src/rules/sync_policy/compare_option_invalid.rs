@@ -9,6 +9,7 @@ rule! {
     id: "compare-option-invalid",
     category: SyncPolicy,
     severity: Error,
+    fix: Safe,
     summary: "A compare-options annotation value Argo CD does not recognise, or one it reads only from an Application",
     check: Check::Object(check),
 }

@@ -8,6 +8,7 @@ rule! {
     id: "floating-target-revision",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "A Helm chart source whose targetRevision is a range or wildcard: what is deployed is not written in Git",
     check: Check::Object(check),
 }

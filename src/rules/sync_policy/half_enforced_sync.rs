@@ -7,6 +7,7 @@ rule! {
     id: "half-enforced-sync",
     category: SyncPolicy,
     severity: Warning,
+    fix: Unsafe,
     summary: "Auto-sync without selfHeal or prune: drift and deleted objects both survive",
     check: Check::Object(check),
 }

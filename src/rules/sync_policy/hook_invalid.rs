@@ -7,6 +7,7 @@ rule! {
     id: "hook-invalid",
     category: SyncPolicy,
     severity: Error,
+    fix: None,
     summary: "An argocd.argoproj.io/hook or hook-delete-policy value Argo CD does not know: the hook never runs or is never cleaned up",
     check: Check::Object(check),
 }

@@ -6,6 +6,7 @@ rule! {
     id: "managed-namespace-metadata-ignored",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "managedNamespaceMetadata has no effect without CreateNamespace=true",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "prune-disabled",
     category: SyncPolicy,
     severity: Info,
+    fix: Unsafe,
     summary: "Self-healing app without prune: objects deleted from Git stay in the cluster",
     check: Check::Object(check),
 }

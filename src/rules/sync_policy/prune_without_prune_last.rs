@@ -7,6 +7,7 @@ rule! {
     id: "prune-without-prune-last",
     category: SyncPolicy,
     severity: Info,
+    fix: Unsafe,
     summary: "Pruning app without PruneLast=true: old objects are deleted before new ones are healthy",
     check: Check::Object(check),
 }

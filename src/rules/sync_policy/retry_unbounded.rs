@@ -6,6 +6,7 @@ rule! {
     id: "retry-unbounded",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "retry.limit below 0 retries a failing sync forever",
     check: Check::Object(check),
 }

@@ -8,6 +8,7 @@ rule! {
     id: "retry-without-limit",
     category: SyncPolicy,
     severity: Warning,
+    fix: Unsafe,
     summary: "A retry block without a limit turns off the 5 retries an automated sync gets by default",
     check: Check::Object(check),
 }

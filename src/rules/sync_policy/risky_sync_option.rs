@@ -6,6 +6,7 @@ rule! {
     id: "risky-sync-option",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "Replace=true, PrunePropagationPolicy=orphan or Validate=false for a whole application",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "self-heal-disabled",
     category: SyncPolicy,
     severity: Warning,
+    fix: Unsafe,
     summary: "Pruning auto-sync without selfHeal: live edits survive until the next commit",
     check: Check::Object(check),
 }

@@ -10,6 +10,7 @@ rule! {
     id: "self-heal-ignores-not-respected",
     category: SyncPolicy,
     severity: Error,
+    fix: Unsafe,
     summary: "A self-healing app ignores a field Git sets without RespectIgnoreDifferences=true: every sync writes Git's value back",
     check: Check::Object(check),
 }

@@ -10,6 +10,7 @@ rule! {
     id: "sync-option-invalid",
     category: SyncPolicy,
     severity: Error,
+    fix: Safe,
     summary: "A sync option Argo CD does not recognise (it matches exact, case-sensitive strings)",
     check: Check::Object(check),
 }

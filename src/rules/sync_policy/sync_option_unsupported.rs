@@ -6,6 +6,7 @@ rule! {
     id: "sync-option-unsupported",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "A sync option written where the target Argo CD version does not read it",
     check: Check::Object(check),
 }

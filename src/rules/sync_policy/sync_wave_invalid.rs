@@ -6,6 +6,7 @@ rule! {
     id: "sync-wave-invalid",
     category: SyncPolicy,
     severity: Error,
+    fix: None,
     summary: "An argocd.argoproj.io/sync-wave annotation that is not an integer string: the object syncs in wave 0",
     check: Check::Object(check),
 }

@@ -8,6 +8,7 @@ rule! {
     id: "sync-window-invalid",
     category: SyncPolicy,
     severity: Error,
+    fix: None,
     summary: "An AppProject sync window Argo CD cannot read: a schedule or duration that does not parse blocks every sync of the apps it matches; a bad kind or timeZone is silently ignored",
     check: Check::Object(check),
 }

@@ -7,6 +7,7 @@ rule! {
     id: "sync-window-no-break-glass",
     category: SyncPolicy,
     severity: Warning,
+    fix: None,
     summary: "An AppProject deny sync window over every application without manualSync: nobody can sync anything while it is active",
     check: Check::Object(check),
 }
