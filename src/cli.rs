@@ -34,11 +34,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// List every rule: id, category, default severity and summary.
-    Rules,
-    /// Print a rule's documentation.
+    /// List every rule: id, category, default severity, fix and summary.
+    Rules {
+        /// `text` for aligned columns, `json` for an array of objects.
+        #[arg(long, value_enum, default_value_t = ListFormat::Text)]
+        format: ListFormat,
+    },
+    /// Print a rule's documentation, or list the rules of a category.
     Explain {
-        /// The rule id, e.g. self-heal-ignores-not-respected.
+        /// A rule id (self-heal-ignores-not-respected) or a category (sync-policy).
         rule: String,
     },
     /// Print the app-of-apps tree: each Application, what it renders, and its children.
@@ -70,6 +74,12 @@ pub enum Command {
     /// renderer against kustomize).
     #[command(hide = true)]
     Render { dir: PathBuf },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ListFormat {
+    Text,
+    Json,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -366,7 +376,33 @@ fn inside(file: &std::path::Path, dir: &std::path::Path) -> bool {
     }
 }
 
+/// `gitops-lint config` where `config/` exists: the user may mean the command or the directory,
+/// and guessing either way lets a CI step that meant to lint the directory pass without linting
+/// it. A command name given alone, beside a file or directory of that name, is refused with both
+/// spellings.
+fn shadowed_command(args: &[std::ffi::OsString]) -> Option<String> {
+    let [name] = args else { return None };
+    let name = name.to_str()?;
+    let run_it = match name {
+        "rules" => "gitops-lint rules --format text",
+        "config" => "gitops-lint config .",
+        "graph" => "gitops-lint graph .",
+        _ => return None,
+    };
+    std::path::Path::new(name).symlink_metadata().ok()?;
+    Some(format!(
+        "`{name}` is both a command and a path in this directory, so nothing was run\n  \
+         to lint the path:      gitops-lint ./{name}   (or gitops-lint -- {name})\n  \
+         to run the command:    {run_it}"
+    ))
+}
+
 pub fn main() -> i32 {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some(message) = shadowed_command(&args) {
+        eprintln!("gitops-lint: {message}");
+        return EXIT_ERROR;
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -377,7 +413,7 @@ pub fn main() -> i32 {
     // Reports are written in many small pieces; the standard output flushes at every line.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = match cli.command {
-        Some(Command::Rules) => list_rules(&mut out)
+        Some(Command::Rules { format }) => list_rules(RULES.iter().copied(), format, &mut out)
             .map(|_| EXIT_OK)
             .map_err(|e| Failure::Message(e.to_string())),
         Some(Command::Explain { rule }) => explain(&rule, &mut out).map_err(Failure::from),
@@ -405,14 +441,59 @@ pub fn main() -> i32 {
     }
 }
 
-fn list_rules(out: &mut dyn Write) -> std::io::Result<()> {
-    for r in RULES {
+fn list_rules<'r>(
+    rules: impl Iterator<Item = &'r rules::Rule>,
+    format: ListFormat,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let rules: Vec<&rules::Rule> = rules.collect();
+    if format == ListFormat::Json {
+        #[derive(serde::Serialize)]
+        struct Listed {
+            id: &'static str,
+            category: &'static str,
+            severity: String,
+            fix: &'static str,
+            summary: &'static str,
+        }
+        let list: Vec<Listed> = rules
+            .iter()
+            .map(|r| Listed {
+                id: r.id,
+                category: r.category.as_str(),
+                severity: r.severity.to_string(),
+                fix: r.fix.as_str(),
+                summary: r.summary,
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&list).map_err(std::io::Error::other)?;
+        return writeln!(out, "{text}");
+    }
+    let width = |f: fn(&rules::Rule) -> usize, header: &str| {
+        rules
+            .iter()
+            .map(|r| f(r))
+            .chain([header.len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let id = width(|r| r.id.len(), "RULE");
+    let category = width(|r| r.category.as_str().len(), "CATEGORY");
+    let severity = width(|r| r.severity.to_string().len(), "SEVERITY");
+    let fix = width(|r| r.fix.as_str().len(), "FIX");
+    writeln!(
+        out,
+        "{:<id$}  {:<category$}  {:<severity$}  {:<fix$}  SUMMARY",
+        "RULE", "CATEGORY", "SEVERITY", "FIX"
+    )?;
+    for r in rules {
         writeln!(
             out,
-            "{:<36} {:<19} {:<8} {}",
+            "{:<id$}  {:<category$}  {:<severity$}  {:<fix$}  {}",
             r.id,
             r.category.as_str(),
-            r.severity,
+            r.severity.to_string(),
+            r.fix.as_str(),
             r.summary
         )?;
     }
@@ -420,6 +501,12 @@ fn list_rules(out: &mut dyn Write) -> std::io::Result<()> {
 }
 
 fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
+    // A category explains itself by the rules it holds.
+    if let Some(category) = rules::Category::ALL.into_iter().find(|c| c.as_str() == id) {
+        let members = RULES.iter().copied().filter(|r| r.category == category);
+        list_rules(members, ListFormat::Text, out).map_err(|e| e.to_string())?;
+        return Ok(EXIT_OK);
+    }
     match rules::find(id) {
         Some(rule) => {
             out.write_all(rule.doc.as_bytes())
@@ -427,7 +514,11 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
             Ok(EXIT_OK)
         }
         None => {
-            let hint = rules::did_you_mean(id, RULES.iter().map(|r| r.id))
+            let names = RULES
+                .iter()
+                .map(|r| r.id)
+                .chain(rules::Category::ALL.iter().map(|c| c.as_str()));
+            let hint = rules::did_you_mean(id, names)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             Err(format!(
