@@ -190,23 +190,18 @@ pub struct LintArgs {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ConfigArgs {
     /// Use this config file instead of the `.gitops-lint.yaml` found above the linted paths.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Ignore config files.
-    #[arg(long, global = true, conflicts_with = "config")]
+    #[arg(long, conflicts_with = "config")]
     pub no_config: bool,
     /// A config the CI job controls (e.g. the base branch's copy, kept outside the checkout):
     /// the repository's config may make its settings stricter, never looser.
-    #[arg(long, value_name = "FILE", global = true)]
+    #[arg(long, value_name = "FILE")]
     pub trusted_config: Option<PathBuf>,
     /// --trusted-config, read from the git revision REV (e.g. origin/main) where the working
     /// tree's config is looked for; defaults apply when REV has none. Read in-process.
-    #[arg(
-        long,
-        value_name = "REV",
-        global = true,
-        conflicts_with = "trusted_config"
-    )]
+    #[arg(long, value_name = "REV", conflicts_with = "trusted_config")]
     pub trusted_config_rev: Option<String>,
 }
 

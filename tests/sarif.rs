@@ -384,20 +384,28 @@ fn rules_carry_their_docs() {
         rule["properties"]["tags"],
         serde_json::json!(["sync-policy", "argo-cd"])
     );
-    // Every rule's category and default severity, as `gitops-lint rules` lists them; info
-    // rules are SARIF notes.
-    let listed = run(&["rules"]).stdout;
+    // Every rule's category and default severity, as the registry declares them; info rules
+    // are SARIF notes.
     let mut notes = 0;
-    for (line, rule) in listed.lines().zip(rules) {
-        let cols: Vec<&str> = line.split_whitespace().collect();
-        let level = match cols[2] {
-            "info" => "note",
-            other => other,
+    assert_eq!(rules.len(), gitops_lint::rules::RULES.len());
+    for (declared, rule) in gitops_lint::rules::RULES.iter().zip(rules) {
+        let level = match declared.severity.to_string().as_str() {
+            "info" => "note".to_string(),
+            other => other.to_string(),
         };
         notes += usize::from(level == "note");
-        assert_eq!(rule["id"], cols[0]);
-        assert_eq!(rule["defaultConfiguration"]["level"], level, "{line}");
-        assert_eq!(rule["properties"]["tags"][0], cols[1], "{line}");
+        assert_eq!(rule["id"], declared.id);
+        assert_eq!(
+            rule["defaultConfiguration"]["level"], level,
+            "{}",
+            declared.id
+        );
+        assert_eq!(
+            rule["properties"]["tags"][0],
+            declared.category.as_str(),
+            "{}",
+            declared.id
+        );
     }
     assert!(notes > 0, "no info rule to check");
     let result = &log["runs"][0]["results"][0];

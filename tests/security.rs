@@ -492,7 +492,7 @@ fn the_binary_runs_nothing_connects_nowhere_and_writes_only_where_told() {
     add(&["graph", "."], &[]);
     add(&["config", "."], &[]);
     add(&["explain", "secret-in-git"], &[]);
-    add(&["rules"], &[]);
+    add(&["rules", "--format", "json"], &[]);
     if has_git() {
         add(&["--changed-since", "HEAD", "."], &[]);
         add(&["--trusted-config-rev", "HEAD", "."], &[]);
