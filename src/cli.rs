@@ -441,55 +441,50 @@ fn list_rules<'r>(
     format: ListFormat,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {
-    let rules: Vec<&rules::Rule> = rules.collect();
+    #[derive(serde::Serialize)]
+    struct Listed {
+        id: &'static str,
+        category: &'static str,
+        severity: &'static str,
+        fix: &'static str,
+        summary: &'static str,
+    }
+    let rows: Vec<Listed> = rules
+        .map(|r| Listed {
+            id: r.id,
+            category: r.category.as_str(),
+            severity: r.severity.as_str(),
+            fix: r.fix.as_str(),
+            summary: r.summary,
+        })
+        .collect();
     if format == ListFormat::Json {
-        #[derive(serde::Serialize)]
-        struct Listed {
-            id: &'static str,
-            category: &'static str,
-            severity: String,
-            fix: &'static str,
-            summary: &'static str,
-        }
-        let list: Vec<Listed> = rules
-            .iter()
-            .map(|r| Listed {
-                id: r.id,
-                category: r.category.as_str(),
-                severity: r.severity.to_string(),
-                fix: r.fix.as_str(),
-                summary: r.summary,
-            })
-            .collect();
-        let text = serde_json::to_string_pretty(&list).map_err(std::io::Error::other)?;
+        let text = serde_json::to_string_pretty(&rows).map_err(std::io::Error::other)?;
         return writeln!(out, "{text}");
     }
-    let width = |f: fn(&rules::Rule) -> usize, header: &str| {
-        rules
-            .iter()
-            .map(|r| f(r))
-            .chain([header.len()])
+    let header = Listed {
+        id: "RULE",
+        category: "CATEGORY",
+        severity: "SEVERITY",
+        fix: "FIX",
+        summary: "SUMMARY",
+    };
+    let width = |cell: fn(&Listed) -> &str| {
+        rows.iter()
+            .chain([&header])
+            .map(|r| cell(r).len())
             .max()
             .unwrap_or(0)
     };
-    let id = width(|r| r.id.len(), "RULE");
-    let category = width(|r| r.category.as_str().len(), "CATEGORY");
-    let severity = width(|r| r.severity.to_string().len(), "SEVERITY");
-    let fix = width(|r| r.fix.as_str().len(), "FIX");
-    writeln!(
-        out,
-        "{:<id$}  {:<category$}  {:<severity$}  {:<fix$}  SUMMARY",
-        "RULE", "CATEGORY", "SEVERITY", "FIX"
-    )?;
-    for r in rules {
+    let id = width(|r| r.id);
+    let category = width(|r| r.category);
+    let severity = width(|r| r.severity);
+    let fix = width(|r| r.fix);
+    for r in std::iter::once(&header).chain(&rows) {
         writeln!(
             out,
             "{:<id$}  {:<category$}  {:<severity$}  {:<fix$}  {}",
-            r.id,
-            r.category.as_str(),
-            r.severity.to_string(),
-            r.fix.as_str(),
-            r.summary
+            r.id, r.category, r.severity, r.fix, r.summary
         )?;
     }
     Ok(())

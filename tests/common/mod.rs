@@ -178,7 +178,7 @@ pub fn still_fixable(report: &serde_json::Value, unsafe_ok: bool) -> Option<Stri
     })
 }
 
-/// Every rule id, as `gitops-lint rules` lists them.
+/// Every rule id, in the order the registry declares them.
 pub fn rule_ids() -> Vec<String> {
     gitops_lint::rules::RULES
         .iter()
