@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bumped whenever what is stored, or how [`Seen`] is computed, changes meaning.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;
@@ -242,7 +242,7 @@ fn put_seen(out: &mut Vec<u8>, seen: &Seen) {
         }
         Seen::Argo(a) => {
             out.push(2);
-            out.push(u8::from(a.objects) | u8::from(a.always) << 1);
+            out.push(u8::from(a.objects) | u8::from(a.always) << 1 | u8::from(a.global) << 2);
             put_u64(out, a.sources.len() as u64);
             for s in &a.sources {
                 put_path(out, &s.dir);
@@ -347,6 +347,7 @@ impl<'a> Reader<'a> {
                     file_globs,
                     objects: flags & 1 != 0,
                     always: flags & 2 != 0,
+                    global: flags & 4 != 0,
                 })
             }
             _ => return None,
@@ -404,6 +405,7 @@ mod tests {
                     file_globs: vec![],
                     objects: true,
                     always: false,
+                    global: true,
                 }),
             ),
         ]

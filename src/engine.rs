@@ -849,16 +849,8 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let settling = Instant::now();
     let mut findings = settle(findings);
     if let Some(only) = &opts.report_only {
-        let only: Vec<PathBuf> = only.iter().map(|p| render::normalize(p)).collect();
-        let chosen = |file: crate::yaml::FileId| {
-            let path = render::normalize(&sources.get(file).path);
-            only.iter().any(|o| path.starts_with(o))
-        };
-        findings.retain(|f| {
-            chosen(f.primary.span.file)
-                || f.secondary.iter().any(|l| chosen(l.span.file))
-                || f.unit.is_some_and(|u| chosen(graph.units[u].obj.file))
-        });
+        let reach = crate::reach::Reach::new(&graph, &sources, only);
+        findings.retain(|f| reach.covers(f, &sources));
     }
     let mut stale = Baseline::default();
     if let Some(baseline) = &opts.baseline {

@@ -17,6 +17,7 @@ pub mod fix;
 pub mod kinds;
 pub mod model;
 pub mod paths;
+pub mod reach;
 pub mod redact;
 pub mod render;
 pub mod report;

@@ -75,6 +75,11 @@ pub struct Argo {
     /// then apply to). Applications that a kustomization includes are needed too (a patch may
     /// change their paths): [`wanted`] sees to those.
     pub always: bool,
+    /// It holds settings that Applications or projects read whatever they deploy (an
+    /// AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository Secret, a CRD
+    /// that makes its kind cluster-scoped): a change to it may change a finding on any object
+    /// any Application deploys, so all of them are read.
+    pub global: bool,
 }
 
 /// The root `path` lies in: the deepest of `roots`.
@@ -128,7 +133,9 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
         seen.objects |= argo_api || settings;
         let group = doc.str_at("apiVersion").map_or("", crate::model::group_of);
         let kind = doc.str_at("kind").unwrap_or_default();
-        seen.always |= crate::model::declares_cluster_kind(group, kind, doc);
+        let cluster_kind = crate::model::declares_cluster_kind(group, kind, doc);
+        seen.always |= cluster_kind;
+        seen.global |= cluster_kind || settings || (argo_api && kind == "AppProject");
         match kind {
             "Application" => add_sources(doc.get("spec"), &mut seen),
             "ApplicationSet" => {
@@ -243,6 +250,13 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         .iter()
         .zip(&mine)
         .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
+    if seen
+        .iter()
+        .zip(&mine)
+        .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.global))
+    {
+        return vec![true; files.len()];
+    }
     // Kustomization directory → what it references, and the reverse.
     let mut kustomizations: HashMap<&[u8], &[PathBuf]> = HashMap::default();
     let mut included_by: HashMap<&[u8], Vec<&[u8]>> = HashMap::default();
@@ -283,6 +297,41 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
                 }
             }
             Seen::Other => {}
+        }
+    }
+    // An Application that a changed kustomization lists (or one that includes a change, or
+    // includes one of those) may have just come into its parent's render: read its sources
+    // as if its own file had changed.
+    let mut reaching: HashSet<&[u8]> = seeds
+        .iter()
+        .copied()
+        .filter(|d| kustomizations.contains_key(d))
+        .collect();
+    let mut stack: Vec<&[u8]> = reaching.iter().copied().collect();
+    while let Some(dir) = stack.pop() {
+        for &up in included_by.get(dir).into_iter().flatten() {
+            if reaching.insert(up) {
+                stack.push(up);
+            }
+        }
+    }
+    for ((seen, &mine), path) in seen.iter().zip(&mine).zip(&paths) {
+        let Seen::Argo(a) = seen else { continue };
+        let listed = !mine
+            && included_by
+                .get(key(path))
+                .is_some_and(|by| by.iter().any(|d| reaching.contains(d)));
+        if !listed {
+            continue;
+        }
+        for s in &a.sources {
+            if s.prefix {
+                prefixes.push(&s.dir);
+                dirs.push((&s.dir, true));
+            } else {
+                seeds.insert(key(&s.dir));
+                dirs.push((&s.dir, s.recurse));
+            }
         }
     }
     // The kustomizations below a changed templated path, with what they include.

@@ -53,11 +53,12 @@ fn manifests(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// A finding as both runs write it.
+/// A finding by its rule, severity and place. (Its message names the first of the objects
+/// that share it: a run that reads fewer overlays of a base may name another.)
 fn key(f: &Value) -> String {
     format!(
-        "{} {} {}:{}:{} {}",
-        f["rule"], f["severity"], f["file"], f["start"]["line"], f["start"]["column"], f["message"]
+        "{} {} {}:{}:{}",
+        f["rule"], f["severity"], f["file"], f["start"]["line"], f["start"]["column"]
     )
 }
 

@@ -23,6 +23,9 @@ pub struct Unit {
     pub lint: bool,
     /// The Applications (indices into [`Graph::apps`]) that render this object.
     pub apps: Vec<usize>,
+    /// For an object a kustomization built: the files that build read or looked for, sorted
+    /// (its own file aside, a change elsewhere there changes it too). Empty otherwise.
+    pub inputs: Arc<[PathBuf]>,
 }
 
 #[derive(Debug)]
@@ -169,14 +172,18 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             // Shared here, on the builder's thread: the merge below only moves pointers.
             let objects = chunk
                 .iter()
-                .map(|dir| (*dir, kz.build_root(dir).into_iter().map(Arc::new).collect()))
+                .map(|dir| {
+                    let objs: Vec<Arc<Object>> =
+                        kz.build_root(dir).into_iter().map(Arc::new).collect();
+                    (*dir, objs, kz.inputs())
+                })
                 .collect();
             (objects, kz.finish())
         })
         .collect();
     for (objects, other) in built {
-        for (dir, objs) in objects {
-            let units = push_units(&mut g, objs, true);
+        for (dir, objs, inputs) in objects {
+            let units = push_built(&mut g, objs, inputs);
             rendered_dirs.insert(crate::paths::key(dir).into(), units.clone());
             g.roots.push((dir.clone(), units));
         }
@@ -295,7 +302,8 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             .kustomization(dir)
             .is_some_and(|k| kz.consumed.contains(&k));
         if !reached {
-            let units = push_units(&mut g, kz.build(dir), true);
+            let objs = kz.build(dir);
+            let units = push_built(&mut g, objs, kz.inputs());
             g.roots.push((dir.clone(), units));
         }
     }
@@ -348,7 +356,7 @@ impl Class {
 type RenderedDirs = HashMap<Box<[u8]>, Vec<usize>>;
 
 /// What one builder made: each root directory with its objects.
-type Built<'a> = Vec<(&'a PathBuf, Vec<Arc<Object>>)>;
+type Built<'a> = Vec<(&'a PathBuf, Vec<Arc<Object>>, Arc<[PathBuf]>)>;
 
 /// Root kustomizations one builder takes: enough to share bases, few enough to spread.
 const ROOTS_PER_BUILDER: usize = 16;
@@ -364,8 +372,22 @@ fn push_units(
         obj: obj.into(),
         lint,
         apps: Vec::new(),
+        inputs: Arc::from([]),
     }));
     (start..g.units.len()).collect()
+}
+
+/// [`push_units`] for what a kustomization built from `inputs`.
+fn push_built(
+    g: &mut Graph,
+    objs: Vec<impl Into<Arc<Object>>>,
+    inputs: Arc<[PathBuf]>,
+) -> Vec<usize> {
+    let units = push_units(g, objs, true);
+    for &u in &units {
+        g.units[u].inputs = inputs.clone();
+    }
+    units
 }
 
 fn add_app(g: &mut Graph, unit: usize, generated_by: Option<usize>) {
@@ -483,7 +505,8 @@ fn resolve_sources(
         });
         if let (Some(overrides), true) = (overrides, files.kustomization(&dir).is_some()) {
             // The Application adds its own layer: this render is its alone.
-            let units = push_units(g, kz.build_with(&dir, overrides), true);
+            let objs = kz.build_with(&dir, overrides);
+            let units = push_built(g, objs, kz.inputs());
             rendered.extend(units);
             infos.push(info(SourceKind::Kustomize(dir)));
             continue;
@@ -493,7 +516,8 @@ fn resolve_sources(
             let units = match rendered_dirs.get(&*key) {
                 Some(u) => u.clone(),
                 None => {
-                    let units = push_units(g, kz.build(&dir), true);
+                    let objs = kz.build(&dir);
+                    let units = push_built(g, objs, kz.inputs());
                     rendered_dirs.insert(key.into(), units.clone());
                     g.roots.push((dir.clone(), units.clone()));
                     units

@@ -10,6 +10,7 @@ use foldhash::{HashMap, HashSet};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 
 /// A resource as it moves through a build: the object, and its identity before any prefix,
 /// suffix or hash, which references and patches are matched against.
@@ -55,7 +56,7 @@ impl Res {
 pub struct Kustomizer<'f> {
     files: &'f Files<'f>,
     /// Each directory's resources, and whether anything in its build was not rendered.
-    cache: HashMap<PathBuf, (Rc<Vec<Res>>, bool)>,
+    cache: HashMap<PathBuf, (Rc<Vec<Res>>, bool, Rc<[PathBuf]>)>,
     stack: Vec<PathBuf>,
     /// The kustomizations being built (not the components they include), innermost last: a
     /// component's problem that depends on what it is applied to names the build it failed in.
@@ -75,6 +76,9 @@ pub struct Kustomizer<'f> {
     /// components: objects they would add or rename are unknown, so a patch that finds no
     /// target there is not judged.
     opaque: bool,
+    /// The files the build under way read or looked for (kustomizations, resources, patches,
+    /// generator inputs), in the order met: what a change must touch to change its objects.
+    inputs: Vec<PathBuf>,
 }
 
 /// How deep kustomizations (resources, bases and components) may include one another. kustomize
@@ -183,6 +187,7 @@ impl<'f> Kustomizer<'f> {
             ns_spans: HashSet::default(),
             cut: false,
             opaque: false,
+            inputs: Vec::new(),
         }
     }
 
@@ -213,9 +218,23 @@ impl<'f> Kustomizer<'f> {
         self.ns_spans.extend(other.ns_spans);
     }
 
+    /// The files the last build read or looked for, each once, sorted.
+    pub fn inputs(&self) -> Arc<[PathBuf]> {
+        let mut inputs = self.inputs.clone();
+        inputs.sort();
+        inputs.dedup();
+        inputs.into()
+    }
+
+    fn read_file(&mut self, id: FileId) {
+        self.consumed.insert(id);
+        self.inputs.push(self.files.path(id).to_path_buf());
+    }
+
     /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
     pub fn build(&mut self, dir: &Path) -> Vec<Object> {
         self.opaque = false;
+        self.inputs.clear();
         let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
@@ -227,6 +246,7 @@ impl<'f> Kustomizer<'f> {
     /// copied out of the cache.
     pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
         self.opaque = false;
+        self.inputs.clear();
         self.compute(dir).map(settle).unwrap_or_default()
     }
 
@@ -235,6 +255,7 @@ impl<'f> Kustomizer<'f> {
     /// the rest), so findings on them point at the Application.
     pub fn build_with(&mut self, dir: &Path, overrides: &Node) -> Vec<Object> {
         self.opaque = false;
+        self.inputs.clear();
         let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
@@ -262,20 +283,25 @@ impl<'f> Kustomizer<'f> {
     /// The resources of `dir` with its own generators and transformers applied, but before
     /// hashes and references: what a parent kustomization sees.
     fn accumulate(&mut self, dir: &Path) -> Option<Rc<Vec<Res>>> {
-        if let Some((done, opaque)) = self.cache.get(dir) {
+        if let Some((done, opaque, inputs)) = self.cache.get(dir) {
             self.opaque |= *opaque;
+            self.inputs.extend(inputs.iter().cloned());
             return Some(done.clone());
         }
         let outer = std::mem::take(&mut self.cut);
         let outer_opaque = std::mem::take(&mut self.opaque);
+        let outer_inputs = std::mem::take(&mut self.inputs);
         let res = self.compute(dir).map(Rc::new);
         let cut = self.cut;
         self.cut |= outer;
         let opaque = self.opaque;
         self.opaque |= outer_opaque;
+        let inputs: Rc<[PathBuf]> = std::mem::replace(&mut self.inputs, outer_inputs).into();
+        self.inputs.extend(inputs.iter().cloned());
         let res = res?;
         if !cut {
-            self.cache.insert(dir.to_path_buf(), (res.clone(), opaque));
+            self.cache
+                .insert(dir.to_path_buf(), (res.clone(), opaque, inputs));
         }
         Some(res)
     }
@@ -283,7 +309,7 @@ impl<'f> Kustomizer<'f> {
     /// [`Kustomizer::accumulate`] without the cache.
     fn compute(&mut self, dir: &Path) -> Option<Vec<Res>> {
         let kfile = self.files.kustomization(dir)?;
-        self.consumed.insert(kfile);
+        self.read_file(kfile);
         let k = self.files.whole(kfile).objects.first()?.root.clone();
         self.stack.push(dir.to_path_buf());
         self.builds.push(dir.to_path_buf());
@@ -417,7 +443,7 @@ impl<'f> Kustomizer<'f> {
             if self.restricted(dir, &path, &written, item) {
                 return;
             }
-            self.consumed.insert(id);
+            self.read_file(id);
             res.extend(
                 self.files
                     .whole(id)
@@ -477,6 +503,8 @@ impl<'f> Kustomizer<'f> {
     }
 
     fn missing(&mut self, path: &Path, written: &str, item: &Node) {
+        // A file added there later changes the build.
+        self.inputs.push(path.to_path_buf());
         // A link that resolved was followed before this; one still here leads nowhere.
         if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
             self.problems.push(problem(
@@ -558,7 +586,7 @@ impl<'f> Kustomizer<'f> {
         if self.too_deep(&written, item) {
             return;
         }
-        self.consumed.insert(kfile);
+        self.read_file(kfile);
         let Some(k) = self
             .files
             .whole(kfile)
@@ -602,7 +630,7 @@ impl<'f> Kustomizer<'f> {
         if self.restricted(dir, &path, &written, node) {
             return Vec::new();
         }
-        self.consumed.insert(id);
+        self.read_file(id);
         let docs = self.files.whole(id);
         let mut all: Vec<(usize, Option<usize>, &Node)> = docs
             .objects
@@ -1139,6 +1167,7 @@ impl<'f> Kustomizer<'f> {
         if self.restricted(dir, &path, file, item) {
             return None;
         }
+        self.inputs.push(path.clone());
         let why = match self.files.read_extra(&path) {
             Ok(text) => return Some(text),
             Err(Unread::Skipped(why)) => {
