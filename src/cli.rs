@@ -504,11 +504,9 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
             Ok(EXIT_OK)
         }
         None => {
-            let names = RULES
-                .iter()
-                .map(|r| r.id)
-                .chain(rules::Category::ALL.iter().map(|c| c.as_str()));
-            let hint = rules::did_you_mean(id, names)
+            let hint = rules::select(id)
+                .err()
+                .and_then(|u| u.nearest)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             Err(format!(

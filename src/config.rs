@@ -514,29 +514,9 @@ impl Reader<'_> {
             .collect()
     }
 
-    /// A rule id or a category name, as the set of rule ids it stands for.
+    /// A rule id, a category name or `all`, as the set of rule ids it stands for.
     fn selector(&self, word: &str, span: Span) -> Result<Vec<&'static str>, Box<ConfigError>> {
-        if word == "all" {
-            return Ok(RULES.iter().map(|r| r.id).collect());
-        }
-        if let Some(c) = Category::ALL.iter().find(|c| c.as_str() == word) {
-            return Ok(RULES
-                .iter()
-                .filter(|r| r.category == *c)
-                .map(|r| r.id)
-                .collect());
-        }
-        if let Some(r) = rules::find(word) {
-            return Ok(vec![r.id]);
-        }
-        let names = RULES
-            .iter()
-            .map(|r| r.id)
-            .chain(Category::ALL.iter().map(|c| c.as_str()));
-        let help = rules::did_you_mean(word, names)
-            .map(|s| format!("did you mean `{s}`?"))
-            .or_else(|| Some("`gitops-lint rules` lists rule ids and categories".into()));
-        Err(self.error(span, format!("unknown rule or category `{word}`"), help))
+        rules::select(word).map_err(|u| self.error(span, u.message(), Some(u.help())))
     }
 
     fn selectors(
