@@ -18,12 +18,32 @@ pub const EXIT_FINDINGS: i32 = 1;
 /// Exit code: usage or internal error.
 pub const EXIT_ERROR: i32 = 2;
 
+/// The end of `--help`: the exit-code contract above, and the common invocations.
+const AFTER_HELP: &str = "\
+Exit codes:
+  0  no finding at or above --fail-on
+  1  a finding at or above --fail-on, or files left unread past the run's ceilings (unless
+     --fail-on never)
+  2  usage error (bad option, unknown rule, invalid configuration or baseline, missing path,
+     unknown git revision) or a report or baseline that could not be written
+With --diff, 1 means there is a change to make; --write-baseline exits 0.
+
+Examples:
+  gitops-lint path/to/repo                        lint a repository
+  gitops-lint --context apps/a.yaml apps/b.yaml   lint changed files in context (pre-commit)
+  gitops-lint --changed-since origin/main --format sarif --output gitops-lint.sarif
+                                                  a pull request's findings: SARIF, and the log
+  gitops-lint --fix path/to/repo                  apply the safe fixes, report what remains
+  gitops-lint --select sync-policy,secrets --ignore retry-unbounded path/to/repo
+                                                  two categories, less one of their rules";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "gitops-lint",
     version,
     about = "Lint a GitOps repository for the Argo CD configurations that hurt in production",
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -93,97 +113,153 @@ pub struct LintArgs {
     /// Directories (walked recursively) and files to lint.
     #[arg(default_value = ".")]
     pub paths: Vec<PathBuf>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
-    /// Write the report in `--format` to FILE; the human report still goes to the terminal
-    /// (one run can feed both a SARIF upload and the log).
-    #[arg(long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Exit with 1 when a finding has at least this severity [default: error, or the
-    /// config's `fail-on`].
-    #[arg(long, value_enum)]
-    pub fail_on: Option<FailOn>,
-    /// The Argo CD version the repository deploys to (e.g. 3.1); version-dependent rules take
-    /// the cautious reading when it is not given.
-    #[arg(long, value_name = "X.Y", value_parser = Version::parse)]
-    pub argocd_version: Option<Version>,
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
-    /// Only lint files matching this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub include: Vec<String>,
-    /// Skip files matching this glob (repeatable).
-    #[arg(long, value_name = "GLOB")]
-    pub exclude: Vec<String>,
-    /// Skip files larger than this many bytes [default: 8 MiB, or the config's
-    /// `max-file-size`].
-    #[arg(long, value_name = "BYTES")]
-    pub max_file_size: Option<u64>,
-    /// Never use colors (NO_COLOR is honoured too).
-    #[arg(long)]
-    pub no_color: bool,
-    /// Print findings only: no summary line.
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Also list skipped files such as Helm templates.
-    #[arg(long, short)]
-    pub verbose: bool,
-    /// Print the number of findings per rule.
-    #[arg(long)]
-    pub statistics: bool,
-    /// A URL that means the linted repository, besides its git remotes and the config's
-    /// `repo-urls` (repeatable).
-    #[arg(long, value_name = "URL")]
-    pub repo_url: Vec<String>,
-    #[command(flatten)]
-    pub config: ConfigArgs,
+    /// Run only these rules: rule ids, categories (as `gitops-lint rules` lists them) or `all`,
+    /// comma-separated or repeated. Replaces the config's `rules.select`; a rule named here runs
+    /// even where the config ignores it or sets it `off`.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = selector,
+        help_heading = "Selection"
+    )]
+    pub select: Option<Vec<Selector>>,
+    /// Run these rules as well as the selected ones (the config's `rules.select`, or all), even
+    /// where the config ignores them or sets them `off`.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = selector,
+        help_heading = "Selection"
+    )]
+    pub extend_select: Vec<Selector>,
+    /// Do not run these rules, on top of the config's `rules.ignore`. Wins over --select and
+    /// --extend-select.
+    #[arg(
+        long,
+        value_name = "RULES",
+        value_delimiter = ',',
+        value_parser = selector,
+        help_heading = "Selection"
+    )]
+    pub ignore: Vec<Selector>,
     /// Ignore `# gitops-lint: ignore[...]` comments and `gitops-lint.io/ignore` annotations:
     /// show everything.
-    #[arg(long)]
+    #[arg(long, help_heading = "Selection")]
     pub no_suppressions: bool,
-    /// Report (and fail on) only findings not recorded in this baseline file.
-    #[arg(long, value_name = "FILE", conflicts_with = "write_baseline")]
-    pub baseline: Option<PathBuf>,
-    /// Record the current findings as the baseline in FILE (exit 0).
-    #[arg(long, value_name = "FILE")]
-    pub write_baseline: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human, help_heading = "Output")]
+    pub format: Format,
+    /// Write the report in `--format` to FILE; the human report still goes to the terminal
+    /// (one run can feed both a SARIF upload and the log).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    pub output: Option<PathBuf>,
+    /// Exit with 1 when a finding has at least this severity [default: error, or the
+    /// config's `fail-on`].
+    #[arg(long, value_enum, help_heading = "Output")]
+    pub fail_on: Option<FailOn>,
+    /// Print the number of findings per rule.
+    #[arg(long, help_heading = "Output")]
+    pub statistics: bool,
+    /// Never use colors (NO_COLOR is honoured too).
+    #[arg(long, help_heading = "Output")]
+    pub no_color: bool,
+    /// Print findings only: no summary line.
+    #[arg(long, short, help_heading = "Output")]
+    pub quiet: bool,
+    /// Also list skipped files such as Helm templates.
+    #[arg(long, short, help_heading = "Output")]
+    pub verbose: bool,
+    /// Apply the safe fixes to the files, then report what remains.
+    #[arg(long, conflicts_with_all = ["diff", "write_baseline"], help_heading = "Fixing")]
+    pub fix: bool,
+    /// Print what --fix would change as a unified diff and change nothing (exit 1 when there
+    /// is a change).
+    #[arg(long, conflicts_with = "write_baseline", help_heading = "Fixing")]
+    pub diff: bool,
+    /// With --fix or --diff: also apply the fixes that change what Argo CD does (each rule's
+    /// doc says which).
+    #[arg(long, help_heading = "Fixing")]
+    pub unsafe_fixes: bool,
     /// Treat PATHS as the changed files: lint the repositories they belong to, so their
     /// kustomizations and parent Applications are understood, but report only findings caused
     /// by them (what the pre-commit hook does).
-    #[arg(long)]
+    #[arg(long, help_heading = "Context")]
     pub context: bool,
     /// Report only findings caused by files changed since the git revision REF (committed or
     /// not), read in context as with --context. Git data is read in-process.
-    #[arg(long, value_name = "REF")]
+    #[arg(long, value_name = "REF", help_heading = "Context")]
     pub changed_since: Option<String>,
     /// With --context or --changed-since: keep what the first look at each file found between
     /// runs, in `$XDG_CACHE_HOME/gitops-lint` (`~/.cache/gitops-lint`), so that a run reads only
     /// the files it needs. An entry holds while its file's size, inode and times are unchanged.
     /// The linted tree is never written.
-    #[arg(long)]
+    #[arg(long, help_heading = "Context")]
     pub cache: bool,
     /// --cache, kept in DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Context")]
     pub cache_dir: Option<PathBuf>,
+    /// Report (and fail on) only findings not recorded in this baseline file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "write_baseline",
+        help_heading = "Baseline"
+    )]
+    pub baseline: Option<PathBuf>,
+    /// Record the current findings as the baseline in FILE (exit 0).
+    #[arg(long, value_name = "FILE", help_heading = "Baseline")]
+    pub write_baseline: Option<PathBuf>,
     /// With --baseline: remove the entries that no longer occur from the baseline file.
-    #[arg(long, requires = "baseline")]
+    #[arg(long, requires = "baseline", help_heading = "Baseline")]
     pub prune_baseline: bool,
-    /// Apply the safe fixes to the files, then report what remains.
-    #[arg(long, conflicts_with_all = ["diff", "write_baseline"])]
-    pub fix: bool,
-    /// Print what --fix would change as a unified diff and change nothing (exit 1 when there
-    /// is a change).
-    #[arg(long, conflicts_with = "write_baseline")]
-    pub diff: bool,
-    /// With --fix or --diff: also apply the fixes that change what Argo CD does (each rule's
-    /// doc says which).
-    #[arg(long)]
-    pub unsafe_fixes: bool,
+    /// Only lint files matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB", help_heading = "Files")]
+    pub include: Vec<String>,
+    /// Skip files matching this glob (repeatable).
+    #[arg(long, value_name = "GLOB", help_heading = "Files")]
+    pub exclude: Vec<String>,
+    /// Skip files larger than this many bytes [default: 8 MiB, or the config's
+    /// `max-file-size`].
+    #[arg(long, value_name = "BYTES", help_heading = "Files")]
+    pub max_file_size: Option<u64>,
+    /// The Argo CD version the repository deploys to (e.g. 3.1); version-dependent rules take
+    /// the cautious reading when it is not given.
+    #[arg(long, value_name = "X.Y", value_parser = Version::parse, help_heading = "Repository")]
+    pub argocd_version: Option<Version>,
+    /// A URL that means the linted repository, besides its git remotes and the config's
+    /// `repo-urls` (repeatable).
+    #[arg(long, value_name = "URL", help_heading = "Repository")]
+    pub repo_url: Vec<String>,
+    #[command(flatten, next_help_heading = "Configuration")]
+    pub config: ConfigArgs,
     /// Print the wall time of each pipeline stage on stderr.
     #[arg(long, hide = true)]
     pub timings: bool,
+}
+
+/// The rule ids one word of --select, --extend-select or --ignore names.
+#[derive(Clone, Debug)]
+pub struct Selector(Vec<&'static str>);
+
+fn selector(word: &str) -> Result<Selector, rules::Unknown> {
+    rules::select(word.trim()).map(Selector)
+}
+
+impl LintArgs {
+    /// The rule selection the command line asks for.
+    fn selection(&self) -> config::Selection {
+        let ids = |words: &[Selector]| words.iter().flat_map(|w| w.0.iter().copied()).collect();
+        config::Selection {
+            select: self.select.as_deref().map(ids),
+            extend_select: ids(&self.extend_select),
+            ignore: ids(&self.ignore),
+        }
+    }
 }
 
 /// Which config file applies.
@@ -504,11 +580,9 @@ fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
             Ok(EXIT_OK)
         }
         None => {
-            let names = RULES
-                .iter()
-                .map(|r| r.id)
-                .chain(rules::Category::ALL.iter().map(|c| c.as_str()));
-            let hint = rules::did_you_mean(id, names)
+            let hint = rules::select(id)
+                .err()
+                .and_then(|u| u.nearest)
                 .map(|s| format!("; did you mean `{s}`?"))
                 .unwrap_or_default();
             Err(format!(
@@ -606,7 +680,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         pool = pool.num_threads(n.max(1));
     }
     pool.build_global().map_err(|e| e.to_string())?;
-    let (config, urls) = configs(&args.paths, &args.config)?;
+    let (mut config, urls) = configs(&args.paths, &args.config)?;
+    config.apply_selection(&args.selection());
     let mut opts = options(
         args.paths.clone(),
         args.repo_url.iter().cloned().chain(urls).collect(),

@@ -82,6 +82,15 @@ pub struct Config {
     pub clamped: Vec<Clamp>,
 }
 
+/// The rules the command line selects (`--select`, `--extend-select`, `--ignore`), as ids.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Selection {
+    /// `None`: the config's `rules.select` stands.
+    pub select: Option<BTreeSet<&'static str>>,
+    pub extend_select: BTreeSet<&'static str>,
+    pub ignore: BTreeSet<&'static str>,
+}
+
 /// A setting of the repository's config that the trusted config overrode.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Clamp {
@@ -103,6 +112,35 @@ impl Config {
         self.label
             .clone()
             .or_else(|| self.path.as_ref().map(|p| p.display().to_string()))
+    }
+
+    /// Applies the command line's rule selection, which wins over the file: `--select` replaces
+    /// `rules.select`, `--extend-select` adds to it, `--ignore` adds to `rules.ignore` and wins
+    /// over both. A rule the command line selects runs even where `rules.ignore` or a `severity`
+    /// of `off` would leave it out (`per-path` entries still apply to it). Under a trusted config
+    /// both configs take it: the command line belongs to the job, like the trusted config.
+    pub fn apply_selection(&mut self, cli: &Selection) {
+        let named: BTreeSet<&str> = cli
+            .select
+            .iter()
+            .flatten()
+            .chain(&cli.extend_select)
+            .copied()
+            .collect();
+        if let Some(select) = &cli.select {
+            self.select = Some(select.clone());
+        }
+        // With no `select`, every rule is already selected.
+        if let Some(select) = &mut self.select {
+            select.extend(&cli.extend_select);
+        }
+        self.ignore.retain(|r| !named.contains(r));
+        self.severity
+            .retain(|r, level| level.is_some() || !named.contains(r));
+        self.ignore.extend(&cli.ignore);
+        if let Some(t) = &mut self.trusted {
+            t.apply_selection(cli);
+        }
     }
 
     /// Whether a rule runs at all: when this config turns it on, or, under a trusted config,
@@ -514,29 +552,9 @@ impl Reader<'_> {
             .collect()
     }
 
-    /// A rule id or a category name, as the set of rule ids it stands for.
+    /// A rule id, a category name or `all`, as the set of rule ids it stands for.
     fn selector(&self, word: &str, span: Span) -> Result<Vec<&'static str>, Box<ConfigError>> {
-        if word == "all" {
-            return Ok(RULES.iter().map(|r| r.id).collect());
-        }
-        if let Some(c) = Category::ALL.iter().find(|c| c.as_str() == word) {
-            return Ok(RULES
-                .iter()
-                .filter(|r| r.category == *c)
-                .map(|r| r.id)
-                .collect());
-        }
-        if let Some(r) = rules::find(word) {
-            return Ok(vec![r.id]);
-        }
-        let names = RULES
-            .iter()
-            .map(|r| r.id)
-            .chain(Category::ALL.iter().map(|c| c.as_str()));
-        let help = rules::did_you_mean(word, names)
-            .map(|s| format!("did you mean `{s}`?"))
-            .or_else(|| Some("`gitops-lint rules` lists rule ids and categories".into()));
-        Err(self.error(span, format!("unknown rule or category `{word}`"), help))
+        rules::select(word).map_err(|u| self.error(span, u.message(), Some(u.help())))
     }
 
     fn selectors(

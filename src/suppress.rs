@@ -4,7 +4,7 @@
 
 use crate::finding::{Finding, Severity};
 use crate::render::{FileDocs, Graph, Unit};
-use crate::rules::{self, Category, RULES};
+use crate::rules;
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
 use foldhash::HashMap;
@@ -53,20 +53,9 @@ struct Parsed {
 }
 
 /// Rule ids named by a word: a rule, a category, or `all`.
-fn expand(word: &str) -> Option<Vec<&'static str>> {
-    if word == "all" || word == "*" {
-        return Some(RULES.iter().map(|r| r.id).collect());
-    }
-    if let Some(c) = Category::ALL.iter().find(|c| c.as_str() == word) {
-        return Some(
-            RULES
-                .iter()
-                .filter(|r| r.category == *c)
-                .map(|r| r.id)
-                .collect(),
-        );
-    }
-    rules::find(word).map(|r| vec![r.id])
+fn expand(word: &str) -> Result<Vec<&'static str>, rules::Unknown> {
+    // `*` is an early spelling of `all` that manifests may still carry.
+    rules::select(if word == "*" { "all" } else { word })
 }
 
 fn parse_list(list: &str) -> (Vec<Word>, Vec<String>) {
@@ -74,11 +63,11 @@ fn parse_list(list: &str) -> (Vec<Word>, Vec<String>) {
     let mut unknown = Vec::new();
     for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         match expand(word) {
-            Some(ids) => words.push(Word {
+            Ok(ids) => words.push(Word {
                 text: word.to_string(),
                 ids,
             }),
-            None => unknown.push(word.to_string()),
+            Err(_) => unknown.push(word.to_string()),
         }
     }
     (words, unknown)
@@ -86,11 +75,7 @@ fn parse_list(list: &str) -> (Vec<Word>, Vec<String>) {
 
 /// "not a rule or category", with the nearest rule or category.
 fn unknown_word(word: &str) -> String {
-    let names = RULES
-        .iter()
-        .map(|r| r.id)
-        .chain(Category::ALL.iter().map(|c| c.as_str()));
-    match rules::did_you_mean(word, names) {
+    match expand(word).err().and_then(|u| u.nearest) {
         Some(s) => format!(
             "`{word}` is not a rule or category (did you mean `{s}`?): it suppresses nothing"
         ),
@@ -402,6 +387,13 @@ mod tests {
         assert!(p.file_wide && !p.reason);
         let p = parse_directive("gitops-lint: ignore[defualt-project] typo").unwrap();
         assert_eq!(p.unknown, vec!["defualt-project"]);
+        assert_eq!(
+            unknown_word("defualt-project"),
+            "`defualt-project` is not a rule or category (did you mean `default-project`?): it \
+             suppresses nothing"
+        );
+        let p = parse_directive("gitops-lint: ignore-file[*] generated").unwrap();
+        assert_eq!(p.words[0].ids.len(), rules::RULES.len());
         assert!(parse_directive("gitops-lint: please ignore").is_none());
         assert!(parse_directive("just a comment").is_none());
     }

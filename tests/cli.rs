@@ -678,3 +678,213 @@ fn config_command_shows_what_the_trusted_config_clamped() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     insta::assert_snapshot!("config-trusted", out.stdout);
 }
+
+/// The rule ids of a run's findings, each once, in order.
+fn rules_found(report: &serde_json::Value) -> Vec<String> {
+    let mut rules: Vec<String> = found(report).into_iter().map(|(rule, _, _)| rule).collect();
+    rules.sort();
+    rules.dedup();
+    rules
+}
+
+/// The example repository linted with `args`, whatever it finds.
+fn example_rules(args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--format", "json", "--fail-on", "never"];
+    all.extend_from_slice(args);
+    all.push(EXAMPLE);
+    let out = run(&all);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    rules_found(&json(&out))
+}
+
+fn category_of(id: &str) -> &'static str {
+    gitops_lint::rules::find(id).unwrap().category.as_str()
+}
+
+#[test]
+fn select_runs_only_the_rules_and_categories_named() {
+    let everything = example_rules(&[]);
+    let fleet = example_rules(&["--select", "fleet"]);
+    assert!(!fleet.is_empty());
+    assert!(fleet.iter().all(|r| category_of(r) == "fleet"), "{fleet:?}");
+    let expected: Vec<String> = everything
+        .iter()
+        .filter(|r| category_of(r) == "fleet")
+        .cloned()
+        .collect();
+    assert_eq!(fleet, expected);
+    // Comma-separated and repeated words add up; a rule id names one rule.
+    let both = example_rules(&[
+        "--select",
+        "fleet,default-project",
+        "--select",
+        "secret-in-git",
+    ]);
+    let mut expected = expected;
+    expected.extend(["default-project".to_string(), "secret-in-git".to_string()]);
+    expected.sort();
+    assert_eq!(both, expected);
+    assert_eq!(example_rules(&["--select", "all"]), everything);
+}
+
+#[test]
+fn ignore_drops_rules_and_wins_over_select() {
+    let everything = example_rules(&[]);
+    assert!(everything.contains(&"default-project".to_string()));
+    assert!(everything.contains(&"cascade-delete-risk".to_string()));
+    let rest = example_rules(&[
+        "--ignore",
+        "default-project",
+        "--ignore",
+        "cascade-delete-risk",
+    ]);
+    let expected: Vec<String> = everything
+        .iter()
+        .filter(|r| *r != "default-project" && *r != "cascade-delete-risk")
+        .cloned()
+        .collect();
+    assert_eq!(rest, expected);
+    assert_eq!(
+        example_rules(&["--select", "fleet", "--ignore", "cascade-delete-risk"]),
+        vec!["child-break-glass-reverted"]
+    );
+}
+
+#[test]
+fn command_line_selection_wins_over_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "repo-urls: [https://github.com/example-org/gitops.git]\n\
+         rules:\n  select: [fleet, secrets]\n  ignore: [cascade-delete-risk]\n  \
+         severity: {secret-in-git: off}\n",
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let with = |args: &[&str]| {
+        let mut all = vec!["--config", config];
+        all.extend_from_slice(args);
+        example_rules(&all)
+    };
+    let file_alone = with(&[]);
+    assert!(file_alone.contains(&"child-break-glass-reverted".to_string()));
+    assert!(!file_alone.contains(&"default-project".to_string()));
+    assert!(!file_alone.contains(&"cascade-delete-risk".to_string()));
+    assert!(!file_alone.contains(&"secret-in-git".to_string()));
+    // --extend-select adds to the file's select.
+    let extended = with(&["--extend-select", "default-project"]);
+    let mut expected = file_alone.clone();
+    expected.push("default-project".into());
+    expected.sort();
+    assert_eq!(extended, expected);
+    // A rule the command line names runs though the file ignores it or turns it off.
+    assert!(with(&["--extend-select", "cascade-delete-risk"])
+        .contains(&"cascade-delete-risk".to_string()));
+    assert!(with(&["--extend-select", "secret-in-git"]).contains(&"secret-in-git".to_string()));
+    // --select replaces the file's select.
+    assert_eq!(
+        with(&["--select", "default-project"]),
+        vec!["default-project"]
+    );
+    // --ignore adds to the file's ignore.
+    let ignored = with(&["--ignore", "fleet"]);
+    assert!(
+        ignored.iter().all(|r| category_of(r) == "secrets"),
+        "{ignored:?}"
+    );
+    assert!(!ignored.is_empty());
+}
+
+#[test]
+fn command_line_selection_wins_over_a_trusted_config() {
+    let top = loose_repository();
+    let repo = top.path().join("repo");
+    let trusted = ["--trusted-config", "../trusted.yaml"];
+    let (_, report) = lint_loose(&repo, &trusted);
+    assert!(rules_found(&report).contains(&"default-project".to_string()));
+    for narrowing in [["--ignore", "access"], ["--select", "secrets"]] {
+        let (code, report) = lint_loose(&repo, &[&trusted[..], &narrowing].concat());
+        assert_eq!(code, 0, "{narrowing:?}: {report:#}");
+        assert!(found(&report).is_empty(), "{narrowing:?}: {report:#}");
+    }
+}
+
+#[test]
+fn an_unknown_rule_on_the_command_line_is_a_usage_error() {
+    for option in ["--select", "--extend-select", "--ignore"] {
+        let out = run(&[option, "fleet,defualt-project", EXAMPLE]);
+        assert_eq!(out.code, 2, "{option}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{option}: {}", out.stdout);
+        assert!(
+            out.stderr
+                .contains("unknown rule or category `defualt-project`"),
+            "{option}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.contains("did you mean `default-project`?"),
+            "{option}: {}",
+            out.stderr
+        );
+    }
+    let out = run(&["--select", "nothing-like-any-rule", EXAMPLE]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("`gitops-lint rules` lists rule ids and categories"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn help_groups_the_options_and_states_the_exit_codes() {
+    for flag in ["-h", "--help"] {
+        let out = run(&[flag]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let help = &out.stdout;
+        // Each heading once, in this order, each with its options below it.
+        let sections = [
+            ("Selection:", "--select <RULES>"),
+            ("Output:", "--format <FORMAT>"),
+            ("Fixing:", "--unsafe-fixes"),
+            ("Context:", "--changed-since <REF>"),
+            ("Baseline:", "--write-baseline <FILE>"),
+            ("Files:", "--max-file-size <BYTES>"),
+            ("Repository:", "--argocd-version <X.Y>"),
+            ("Configuration:", "--trusted-config <FILE>"),
+            ("Exit codes:", "  2  usage error"),
+            (
+                "Examples:",
+                "gitops-lint --changed-since origin/main --format sarif",
+            ),
+        ];
+        let mut last = 0;
+        for (heading, below) in sections {
+            let at = help
+                .lines()
+                .position(|l| l == heading)
+                .unwrap_or_else(|| panic!("{flag}: no `{heading}` heading:\n{help}"));
+            assert!(at > last, "{flag}: `{heading}` out of order:\n{help}");
+            let section: Vec<&str> = help
+                .lines()
+                .skip(at + 1)
+                .take_while(|l| !l.ends_with(':') || l.starts_with(' '))
+                .collect();
+            assert!(
+                section.iter().any(|l| l.contains(below)),
+                "{flag}: `{below}` not under `{heading}`:\n{help}"
+            );
+            last = at;
+        }
+        assert!(
+            help.contains("  0  no finding at or above --fail-on"),
+            "{help}"
+        );
+        assert!(
+            help.contains("  1  a finding at or above --fail-on"),
+            "{help}"
+        );
+    }
+}

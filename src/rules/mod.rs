@@ -273,6 +273,63 @@ pub fn find(id: &str) -> Option<&'static Rule> {
     RULES.iter().copied().find(|r| r.id == id)
 }
 
+/// The rules a word names: a rule id, a category, or `all`. The config file, the suppressions
+/// in the manifests and the command line all read rule names through this one function, so
+/// that a name means the same everywhere.
+pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
+    if word == "all" {
+        return Ok(RULES.iter().map(|r| r.id).collect());
+    }
+    if let Some(c) = Category::ALL.iter().find(|c| c.as_str() == word) {
+        return Ok(RULES
+            .iter()
+            .filter(|r| r.category == *c)
+            .map(|r| r.id)
+            .collect());
+    }
+    if let Some(r) = find(word) {
+        return Ok(vec![r.id]);
+    }
+    let names = RULES
+        .iter()
+        .map(|r| r.id)
+        .chain(Category::ALL.iter().map(|c| c.as_str()));
+    Err(Unknown {
+        word: word.to_string(),
+        nearest: did_you_mean(word, names),
+    })
+}
+
+/// A word that names no rule: what [`select`] says about it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unknown {
+    pub word: String,
+    /// The rule id or category closest to it, if one is close.
+    pub nearest: Option<&'static str>,
+}
+
+impl Unknown {
+    pub fn message(&self) -> String {
+        format!("unknown rule or category `{}`", self.word)
+    }
+
+    /// The nearest name, or where the names are listed.
+    pub fn help(&self) -> String {
+        match self.nearest {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "`gitops-lint rules` lists rule ids and categories".into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Unknown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.message(), self.help())
+    }
+}
+
+impl std::error::Error for Unknown {}
+
 /// Declares a rule's metadata next to its check; the doc is embedded from `rules/<id>.md`.
 macro_rules! rule {
     (id: $id:literal, category: $cat:ident, severity: $sev:ident, fix: $fix:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
@@ -345,4 +402,24 @@ fn closest<'c>(
         }
     }
     best.map(|(_, c, unique)| (c, unique))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_word_names_a_rule_a_category_or_all() {
+        assert_eq!(select("allow-empty"), Ok(vec!["allow-empty"]));
+        let secrets = select("secrets").unwrap();
+        assert!(secrets.contains(&"secret-in-git") && !secrets.contains(&"allow-empty"));
+        assert_eq!(select("all").unwrap().len(), RULES.len());
+        let typo = select("Secrets-").unwrap_err();
+        assert_eq!(typo.message(), "unknown rule or category `Secrets-`");
+        assert_eq!(typo.help(), "did you mean `secrets`?");
+        assert_eq!(
+            select("*").unwrap_err().help(),
+            "`gitops-lint rules` lists rule ids and categories"
+        );
+    }
 }
