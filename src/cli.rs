@@ -722,7 +722,24 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         }
         paths = changed;
     }
-    if args.context || args.changed_since.is_some() {
+    // A path below its repository's root is judged in its repository, as `--context` judges
+    // a changed file: the root's kustomizations and Applications are read, and only what the
+    // path holds or causes is reported.
+    // (A symbolic link named on the command line is not followed to its repository: it is
+    // skipped, and said so, as discovery does.)
+    let named_link = args.paths.iter().any(|p| {
+        p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+    });
+    let below_root = !named_link
+        && args.paths.iter().any(|p| {
+            let root = crate::render::repo::find_root(p);
+            let marked = root
+                .canonicalize()
+                .is_ok_and(|r| crate::render::repo::is_root(&r));
+            marked && root.canonicalize().ok() != p.canonicalize().ok()
+        });
+    if args.context || args.changed_since.is_some() || below_root {
         let mut roots: Vec<PathBuf> = args
             .paths
             .iter()

@@ -847,11 +847,11 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         .phases
         .push(("rules", checking.elapsed(), peak_rss(opts)));
     let settling = Instant::now();
-    let mut findings = settle(findings);
     if let Some(only) = &opts.report_only {
         let reach = crate::reach::Reach::new(&graph, &sources, only);
         findings.retain(|f| reach.covers(f, &sources));
     }
+    let mut findings = settle(findings);
     let mut stale = Baseline::default();
     if let Some(baseline) = &opts.baseline {
         let (kept, accepted, mut left) = baseline.filter(findings, &sources, &graph, &secrets);
@@ -872,7 +872,9 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     }
     // A fix is only offered where `--fix` would make it: in a file that parsed cleanly, inside
     // the linted paths.
-    let linted = crate::fix::apply::Linted::new(&opts.paths);
+    // In a run narrowed to some paths, fixes stay in them, though findings elsewhere that the
+    // paths cause are reported.
+    let linted = crate::fix::apply::Linted::new(opts.report_only.as_deref().unwrap_or(&opts.paths));
     let mut fixed: Vec<FileId> = findings
         .iter()
         .filter_map(|f| f.fix.as_ref().map(crate::fix::Fix::file))

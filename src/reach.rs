@@ -25,8 +25,6 @@ pub struct Reach {
     /// The files of what was reached: a finding the graph does not tie to an object (a
     /// kustomization that no longer builds) is the change's when it is located in one.
     files: HashSet<PathBuf>,
-    /// Names of the Applications reached, for findings shared by many Applications' renders.
-    apps: HashSet<String>,
 }
 
 /// Settings that every Application and project reads.
@@ -127,20 +125,28 @@ impl Reach {
             }
         }
         let mut files: HashSet<PathBuf> = HashSet::default();
-        let mut apps: HashSet<String> = HashSet::default();
-        for (u, unit) in graph.units.iter().enumerate().filter(|(u, _)| units[*u]) {
+        for unit in graph
+            .units
+            .iter()
+            .zip(&units)
+            .filter(|(_, r)| **r)
+            .map(|(u, _)| u)
+        {
             files.insert(normalize(&sources.get(unit.obj.file).path));
             files.extend(unit.inputs.iter().map(|p| normalize(p)));
-            if is_app(u) {
-                apps.extend(unit.obj.name.clone());
-            }
         }
-        // Up one level: an Application's own findings may read what it deploys. (Only its
-        // own: what else it deploys is not reached.)
+        // Up one level: an Application's own findings may read the manifests it deploys (an
+        // ignore that a rendered field makes matter). Only its own findings: what else it
+        // deploys is not reached. Its child Applications do not count: findings on a parent
+        // about its children point at them.
         let deployers: Vec<usize> = graph
             .apps
             .iter()
-            .filter(|a| a.rendered.iter().any(|&r| r != a.unit && units[r]))
+            .filter(|a| {
+                a.rendered
+                    .iter()
+                    .any(|&r| r != a.unit && units[r] && !is_app(r))
+            })
             .map(|a| a.unit)
             .collect();
         for u in deployers {
@@ -150,11 +156,11 @@ impl Reach {
             changed,
             units,
             files,
-            apps,
         }
     }
 
-    /// Whether the finding is the change's.
+    /// Whether the finding is the change's. Asked before findings that many objects share are
+    /// merged, while each still names its own object.
     pub fn covers(&self, f: &Finding, sources: &SourceDb) -> bool {
         let path = |file: FileId| normalize(&sources.get(file).path);
         let changed = |file: FileId| {
@@ -164,7 +170,6 @@ impl Reach {
         changed(f.primary.span.file)
             || f.secondary.iter().any(|l| changed(l.span.file))
             || f.unit.is_some_and(|u| self.units[u])
-            || f.applications.iter().any(|a| self.apps.contains(a))
             || (f.unit.is_none() && self.files.contains(&path(f.primary.span.file)))
     }
 }

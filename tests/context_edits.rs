@@ -613,3 +613,80 @@ fn deleting_an_ignore_reports_the_overlay_it_breaks() {
         assert_eq!(conflict(&lint(repo, args)), want, "{args:?}");
     }
 }
+
+/// A subfolder is linted in its repository: `gitops-lint apps` and `cd apps && gitops-lint`
+/// resolve the Applications' paths against the repository root and report what the
+/// Applications cause in the overlays they deploy, as the full run does.
+#[test]
+fn a_subfolder_is_judged_in_its_repository() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path();
+    let model = Model {
+        services: vec![Service {
+            hpa: true,
+            base_replicas: None,
+            secret: false,
+            overlays: [(None, false, 3), (Some(3), false, 3)],
+        }],
+        apps: vec![App {
+            service: 0,
+            prod: true,
+            self_heal: true,
+            prune: true,
+            ignore_replicas: false,
+            respect: false,
+            team: true,
+            listed: true,
+        }],
+        kinds: vec![true, false, true, true],
+        namespace: 1,
+        root_self_heal: true,
+        exclude_secrets: false,
+    };
+    write(repo, &files(&model));
+    let full = lint(repo, &["."]);
+    let rules = |findings: &[Value]| {
+        let mut r: Vec<String> = findings
+            .iter()
+            .map(|f| f["rule"].as_str().unwrap().to_string())
+            .collect();
+        r.sort();
+        r.dedup();
+        r
+    };
+    let from_apps: Vec<Value> = full
+        .iter()
+        .filter(|f| {
+            f["applications"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|n| n == "app0"))
+                || f["file"].as_str().unwrap().starts_with("apps/")
+        })
+        .cloned()
+        .collect();
+    for rule in ["hpa-replicas-conflict", "project-scope-violation"] {
+        assert!(rules(&from_apps).iter().any(|r| r == rule), "{full:#?}");
+    }
+    let sub = lint(repo, &["apps"]);
+    assert!(
+        !rules(&sub)
+            .iter()
+            .any(|r| r == "application-source-missing"),
+        "{sub:#?}"
+    );
+    assert_eq!(keys(&sub), keys(&from_apps), "gitops-lint apps");
+    let inside = lint(&repo.join("apps"), &[]);
+    let moved: BTreeSet<String> = inside
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            let file = f["file"].as_str().unwrap().to_string();
+            f["file"] = Value::from(
+                file.strip_prefix("../")
+                    .map_or(format!("apps/{file}"), str::to_string),
+            );
+            key(&f)
+        })
+        .collect();
+    assert_eq!(moved, keys(&from_apps), "cd apps && gitops-lint");
+}

@@ -53,10 +53,14 @@ impl Res {
     }
 }
 
+/// A directory's resources, whether anything in its build was not rendered, and the files the
+/// build read.
+type Accumulated = (Rc<Vec<Res>>, bool, Rc<[PathBuf]>);
+
 pub struct Kustomizer<'f> {
     files: &'f Files<'f>,
     /// Each directory's resources, and whether anything in its build was not rendered.
-    cache: HashMap<PathBuf, (Rc<Vec<Res>>, bool, Rc<[PathBuf]>)>,
+    cache: HashMap<PathBuf, Accumulated>,
     stack: Vec<PathBuf>,
     /// The kustomizations being built (not the components they include), innermost last: a
     /// component's problem that depends on what it is applied to names the build it failed in.
