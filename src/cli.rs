@@ -643,7 +643,13 @@ fn show_config(
     opts.config = c.clone();
     let secrets = engine::secrets(&opts)?;
     report::write_masked(&secrets, out, |out| {
-        report::config::print(&c, args.no_config, out)
+        let root = crate::render::repo::find_root(path);
+        report::config::print(
+            &c,
+            args.no_config,
+            &crate::render::repo::git_remotes(&root),
+            out,
+        )
     })
     .map_err(io)?;
     Ok(EXIT_OK)
@@ -699,7 +705,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         .or(config.max_file_size)
         .unwrap_or(discover::DEFAULT_MAX_FILE_SIZE);
     opts.version = args.argocd_version.or(config.argocd_version);
-    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::Error);
+    let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::DEFAULT);
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
     opts.timings = args.timings;

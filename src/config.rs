@@ -19,6 +19,9 @@ pub enum FailOn {
 }
 
 impl FailOn {
+    /// Without `--fail-on` or the config's `fail-on`: errors are certainties, so they fail.
+    pub const DEFAULT: FailOn = FailOn::Error;
+
     pub fn threshold(self) -> Option<Severity> {
         match self {
             FailOn::Error => Some(Severity::Error),

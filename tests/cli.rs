@@ -887,3 +887,27 @@ fn help_groups_the_options_and_states_the_exit_codes() {
         );
     }
 }
+
+#[test]
+fn config_shows_the_git_remotes_sources_are_matched_against() {
+    let dir = tempfile::tempdir().unwrap();
+    common::git(dir.path(), &["init", "-q"]);
+    common::git(
+        dir.path(),
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://x-access-token:ghs_secret123@github.com/acme/gitops.git",
+        ],
+    );
+    let out = common::run_in(dir.path(), &["config"], std::time::Duration::from_secs(60));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("git-remotes: [https://github.com/acme/gitops.git]"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("ghs_secret123"), "{}", out.stdout);
+}

@@ -12,6 +12,18 @@ fn origin(c: &Config, key: &str) -> String {
     }
 }
 
+/// A URL as it may be printed: `https://user:token@host/x` is shown as `https://host/x`.
+fn without_credentials(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let host_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..host_end].rfind('@') {
+        Some(at) if scheme.starts_with("http") => format!("{scheme}://{}", &rest[at + 1..]),
+        _ => url.to_string(),
+    }
+}
+
 fn list(items: impl IntoIterator<Item = String>) -> String {
     let items: Vec<String> = items.into_iter().collect();
     format!("[{}]", items.join(", "))
@@ -29,7 +41,14 @@ fn ids(set: &BTreeSet<&'static str>) -> String {
     list(set.iter().map(|s| s.to_string()))
 }
 
-pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> {
+/// `remotes`: the URLs of the repository's git remotes, which sources are matched against
+/// besides `repo-urls`.
+pub fn print(
+    c: &Config,
+    disabled: bool,
+    remotes: &[String],
+    out: &mut dyn Write,
+) -> io::Result<()> {
     let file = match (&c.path, disabled) {
         (_, true) => "none (--no-config)".to_string(),
         (Some(p), _) => p.display().to_string(),
@@ -66,7 +85,9 @@ pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> 
         (
             "fail-on",
             c.fail_on
-                .map_or("warning".into(), |f| f.as_str().to_string()),
+                .unwrap_or(crate::config::FailOn::DEFAULT)
+                .as_str()
+                .to_string(),
         ),
         ("exclude", list(c.exclude.iter().cloned())),
         (
@@ -79,6 +100,14 @@ pub fn print(c: &Config, disabled: bool, out: &mut dyn Write) -> io::Result<()> 
     for (key, value) in rows {
         writeln!(out, "{:<44} {}", format!("{key}: {value}"), from(key))?;
         clamps(key, out)?;
+        if key == "repo-urls" {
+            let value = list(remotes.iter().map(|u| without_credentials(u)));
+            writeln!(
+                out,
+                "{:<44} # .git/config: sources with these URLs are this repository too",
+                format!("git-remotes: {value}")
+            )?;
+        }
     }
     rules(c, "", out)?;
     clamps("rules", out)?;
@@ -109,4 +138,22 @@ fn per_path(c: &Config, prefix: &str, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "    severity: {}", severities(&p.severity))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn remote_credentials_are_not_printed() {
+        for (url, shown) in [
+            (
+                "https://x-access-token:ghs_abc@github.com/a/b.git",
+                "https://github.com/a/b.git",
+            ),
+            ("https://github.com/a/b.git", "https://github.com/a/b.git"),
+            ("git@github.com:a/b.git", "git@github.com:a/b.git"),
+            ("ssh://git@github.com/a/b", "ssh://git@github.com/a/b"),
+        ] {
+            assert_eq!(super::without_credentials(url), shown);
+        }
+    }
 }
