@@ -599,6 +599,26 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
     }
 }
 
+/// The repository root of `path`, written plainly, so that reported paths read `repo/x.yaml`,
+/// not `repo/a/../x.yaml`.
+fn written_root(path: &std::path::Path) -> PathBuf {
+    let root = crate::render::normalize(&crate::render::repo::find_root(path));
+    if root.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        root
+    }
+}
+
+/// The repository root `path` lies below, when it is not the root itself: the nearest folder
+/// up with `.git` or a config file.
+fn root_above(path: &std::path::Path) -> Option<PathBuf> {
+    let root = written_root(path);
+    let real = root.canonicalize().ok()?;
+    (crate::render::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
+        .then_some(root)
+}
+
 fn graph(
     path: PathBuf,
     config_args: &ConfigArgs,
@@ -608,17 +628,24 @@ fn graph(
 ) -> Result<i32, Failure> {
     let (config, urls) = configs(std::slice::from_ref(&path), config_args)?;
     repo_urls.extend(urls);
-    let mut opts = options(vec![path], repo_urls);
+    // Below the root, the repository is read whole (Applications' paths are relative to the
+    // root), and the tree shows the Applications the path holds.
+    let (read, only) = match root_above(&path) {
+        Some(root) => (root, path.canonicalize().ok()),
+        None => (path, None),
+    };
+    let mut opts = options(vec![read], repo_urls);
     opts.config = config;
     let mut outcome = engine::run(&opts)?;
     report::mask(&mut outcome);
+    let shown = report::tree::shown(&outcome, only.as_deref());
     // The tree is plain text for people: it is masked whole. Graphviz input is masked in its
     // labels only, so that its syntax stays whole.
     let written = match format {
         GraphFormat::Text => report::write_masked(&outcome.secrets, out, |out| {
-            report::tree::text(&outcome, out)
+            report::tree::text(&outcome, &shown, out)
         }),
-        GraphFormat::Dot => report::tree::dot(&outcome, out),
+        GraphFormat::Dot => report::tree::dot(&outcome, &shown, out),
     };
     written.map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
@@ -713,12 +740,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if let Some(rev) = &args.changed_since {
         let mut changed = Vec::new();
         for p in &args.paths {
-            let root = crate::render::normalize(&crate::render::repo::find_root(p));
-            let root = if root.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                root
-            };
+            let root = written_root(p);
             changed.extend(crate::changed::changed_since(&root, rev)?);
         }
         changed.sort();
@@ -737,28 +759,9 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         p.symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
     });
-    let below_root = !named_link
-        && args.paths.iter().any(|p| {
-            let root = crate::render::repo::find_root(p);
-            let marked = root
-                .canonicalize()
-                .is_ok_and(|r| crate::render::repo::is_root(&r));
-            marked && root.canonicalize().ok() != p.canonicalize().ok()
-        });
+    let below_root = !named_link && args.paths.iter().any(|p| root_above(p).is_some());
     if args.context || args.changed_since.is_some() || below_root {
-        let mut roots: Vec<PathBuf> = args
-            .paths
-            .iter()
-            .map(|p| {
-                // Written plainly, so reported paths read `repo/x.yaml`, not `repo/a/../x.yaml`.
-                let root = crate::render::normalize(&crate::render::repo::find_root(p));
-                if root.as_os_str().is_empty() {
-                    PathBuf::from(".")
-                } else {
-                    root
-                }
-            })
-            .collect();
+        let mut roots: Vec<PathBuf> = args.paths.iter().map(|p| written_root(p)).collect();
         roots.sort();
         roots.dedup();
         // The changed paths, written below their root the way discovery will write them.

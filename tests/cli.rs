@@ -911,3 +911,50 @@ fn config_shows_the_git_remotes_sources_are_matched_against() {
     );
     assert!(!out.stdout.contains("ghs_secret123"), "{}", out.stdout);
 }
+
+/// `graph` names a multi-source Application's `ref` source for what it is, and, run on a
+/// folder below the root, resolves the Applications there against the repository.
+#[test]
+fn graph_labels_ref_sources_and_reads_a_subfolder_in_its_repository() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = repo.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        ".gitops-lint.yaml",
+        "repo-urls:\n  - https://github.com/acme/gitops.git\n",
+    );
+    write(
+        "apps/web.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\n  namespace: argocd\nspec:\n  project: default\n  sources:\n    - repoURL: https://github.com/acme/gitops.git\n      path: services/web/overlays/prod\n      targetRevision: main\n    - repoURL: https://github.com/acme/gitops.git\n      targetRevision: main\n      ref: values\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: web\n",
+    );
+    write(
+        "services/web/base/kustomization.yaml",
+        "resources:\n  - cm.yaml\n",
+    );
+    write(
+        "services/web/base/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n",
+    );
+    write(
+        "services/web/overlays/prod/kustomization.yaml",
+        "resources:\n  - ../../base\n",
+    );
+    let whole = run_in(repo, &["graph"], Duration::from_secs(60));
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let want = "Application argocd/web  [apps/web.yaml:1]\n    source: services/web/overlays/prod (kustomize)\n    source: ref `values` (this repository: value files the other sources name as `$values/...`)\n    renders → ConfigMap 1\n";
+    assert_eq!(whole.stdout, want);
+    let sub = run_in(repo, &["graph", "apps"], Duration::from_secs(60));
+    assert_eq!(sub.stdout, want, "graph apps");
+    let inside = run_in(&repo.join("apps"), &["graph"], Duration::from_secs(60));
+    assert_eq!(
+        inside.stdout,
+        want.replace("[apps/web.yaml:1]", "[../apps/web.yaml:1]"),
+        "cd apps && graph"
+    );
+    let none = run_in(repo, &["graph", "services"], Duration::from_secs(60));
+    assert_eq!(none.stdout, "No Applications found.\n");
+}

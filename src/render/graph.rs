@@ -56,6 +56,9 @@ pub enum SourceKind {
     /// Local, but not rendered offline (Helm, jsonnet, plugins): why.
     NotRendered(String),
     Missing(PathBuf),
+    /// A `ref` source of this repository: it renders nothing, and the other sources read
+    /// value files through it as `$name/...`.
+    Ref(String),
     /// Templated or malformed: nothing is guessed.
     Unknown,
 }
@@ -476,7 +479,11 @@ fn resolve_sources(
         }
         let Some(path_node) = s.get("path").filter(|p| !p.is_null()) else {
             // A `ref`-only source supplies values; nothing to render.
-            infos.push(info(SourceKind::Unknown));
+            let kind = match s.str_at("ref") {
+                Some(name) => SourceKind::Ref(name.to_string()),
+                None => SourceKind::Unknown,
+            };
+            infos.push(info(kind));
             continue;
         };
         let written = path_node.as_str().unwrap_or("");

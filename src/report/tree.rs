@@ -4,6 +4,7 @@ use crate::engine::Outcome;
 use crate::render::{Graph, SourceKind};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::path::Path;
 
 fn label(g: &Graph, unit: usize) -> String {
     g.units[unit].obj.display()
@@ -40,7 +41,10 @@ fn describe(kind: &SourceKind, repo: &crate::render::repo::Repo) -> String {
         SourceKind::Directory(p) => format!("{} (directory)", rel(p)),
         SourceKind::NotRendered(why) => format!("not rendered: {why}"),
         SourceKind::Missing(p) => format!("{} (missing)", rel(p)),
-        SourceKind::Unknown => "unresolved (templated)".to_string(),
+        SourceKind::Ref(name) => {
+            format!("ref `{name}` (this repository: value files the other sources name as `${name}/...`)")
+        }
+        SourceKind::Unknown => "unresolved (a templated or invalid path)".to_string(),
     }
 }
 
@@ -52,16 +56,67 @@ fn summary(counts: &BTreeMap<String, usize>) -> String {
     format!(" → {}", parts.join(", "))
 }
 
-pub fn text(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+/// Which Applications and ApplicationSets (by unit) the tree shows: all of them, or, for a
+/// folder below the repository's root, those whose files it holds and what they deploy.
+pub fn shown(outcome: &Outcome, only: Option<&Path>) -> Vec<bool> {
     let g = &outcome.graph;
-    let tops: Vec<usize> = (0..g.apps.len())
-        .filter(|&a| g.apps[a].parents.is_empty() && g.apps[a].generated_by.is_none())
+    let Some(only) = only else {
+        return vec![true; g.units.len()];
+    };
+    let mut shown: Vec<bool> = g
+        .units
+        .iter()
+        .map(|u| {
+            (u.obj.is_argocd("Application") || u.obj.is_argocd("ApplicationSet"))
+                && !u.obj.generated
+                && outcome
+                    .sources
+                    .get(u.obj.file)
+                    .path
+                    .canonicalize()
+                    .is_ok_and(|p| p.starts_with(only))
+        })
         .collect();
-    // ApplicationSets no Application renders stand at the top too.
+    // Down the tree: children and generated Applications.
+    loop {
+        let mut grew = false;
+        for (a, app) in g.apps.iter().enumerate() {
+            let from = shown[app.unit] || app.generated_by.is_some_and(|s| shown[s]);
+            if !from {
+                continue;
+            }
+            for u in std::iter::once(app.unit).chain(g.children(a)) {
+                if !shown[u] {
+                    shown[u] = true;
+                    grew = true;
+                }
+            }
+        }
+        if !grew {
+            return shown;
+        }
+    }
+}
+
+pub fn text(outcome: &Outcome, shown: &[bool], out: &mut dyn Write) -> io::Result<()> {
+    let g = &outcome.graph;
+    let on = |u: usize| shown[u];
+    // At the top: what no shown Application deploys.
+    let tops: Vec<usize> = (0..g.apps.len())
+        .filter(|&a| on(g.apps[a].unit))
+        .filter(|&a| {
+            g.apps[a].parents.iter().all(|&p| !on(g.apps[p].unit))
+                && g.apps[a].generated_by.is_none_or(|s| !on(s))
+        })
+        .collect();
+    // ApplicationSets no shown Application renders stand at the top too.
     let sets: Vec<usize> = (0..g.units.len())
         .filter(|&u| {
             let unit = &g.units[u];
-            unit.lint && unit.apps.is_empty() && unit.obj.is_argocd("ApplicationSet")
+            on(u)
+                && unit.lint
+                && unit.obj.is_argocd("ApplicationSet")
+                && unit.apps.iter().all(|&a| !on(g.apps[a].unit))
         })
         .collect();
     if tops.is_empty() && sets.is_empty() {
@@ -166,12 +221,15 @@ fn quote(s: &str) -> String {
     format!("\"{escaped}\"")
 }
 
-pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
+pub fn dot(outcome: &Outcome, shown: &[bool], out: &mut dyn Write) -> io::Result<()> {
     let g = &outcome.graph;
     writeln!(out, "digraph gitops {{")?;
     writeln!(out, "  rankdir=LR;")?;
     writeln!(out, "  node [shape=box];")?;
     for (a, app) in g.apps.iter().enumerate() {
+        if !shown[app.unit] {
+            continue;
+        }
         let mut text = label(g, app.unit);
         for s in &app.sources {
             text.push_str(&format!("\n{}", describe(&s.kind, &g.repo)));
@@ -185,14 +243,22 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "  app{a} [label={}];", quote(&text))?;
     }
     for (a, app) in g.apps.iter().enumerate() {
-        for &p in &app.parents {
+        if !shown[app.unit] {
+            continue;
+        }
+        for &p in app.parents.iter().filter(|&&p| shown[g.apps[p].unit]) {
             writeln!(out, "  app{p} -> app{a};")?;
         }
-        if let Some(set) = app.generated_by {
+        if let Some(set) = app.generated_by.filter(|&s| shown[s]) {
             writeln!(out, "  set{set} -> app{a} [style=dashed];")?;
         }
     }
-    let mut sets: Vec<usize> = g.apps.iter().filter_map(|a| a.generated_by).collect();
+    let mut sets: Vec<usize> = g
+        .apps
+        .iter()
+        .filter_map(|a| a.generated_by)
+        .filter(|&s| shown[s])
+        .collect();
     sets.sort();
     sets.dedup();
     for set in sets {
@@ -201,7 +267,7 @@ pub fn dot(outcome: &Outcome, out: &mut dyn Write) -> io::Result<()> {
             "  set{set} [label={}, shape=folder];",
             quote(&outcome.secrets.mask(&label(g, set)))
         )?;
-        for a in 0..g.apps.len() {
+        for a in (0..g.apps.len()).filter(|&a| shown[g.apps[a].unit]) {
             if g.children(a).any(|c| c == set) {
                 writeln!(out, "  app{a} -> set{set};")?;
             }
