@@ -136,6 +136,11 @@ struct Job<'a> {
     env: Vec<(&'a str, Option<String>)>,
     /// Replaces PATH for every step.
     path: Option<String>,
+    /// `github.action_ref` and `github.action_repository`: empty, as for `uses: ./`.
+    action_ref: &'a str,
+    action_repository: &'a str,
+    /// Where the action is checked out (`GITHUB_ACTION_PATH`); this repository by default.
+    action_path: Option<PathBuf>,
 }
 
 impl Default for Job<'_> {
@@ -144,6 +149,9 @@ impl Default for Job<'_> {
             with: Vec::new(),
             env: vec![("GITOPS_LINT_BIN", Some(BIN.to_string()))],
             path: None,
+            action_ref: "",
+            action_repository: "",
+            action_path: None,
         }
     }
 }
@@ -165,6 +173,8 @@ struct Outcome {
 
 struct Context<'a> {
     action: &'a Action,
+    job: &'a Job<'a>,
+    action_path: &'a Path,
     with: &'a [(&'a str, &'a str)],
     workspace: &'a Path,
     temp: &'a Path,
@@ -188,7 +198,9 @@ impl Context<'_> {
                     .map(|(_, v)| v.to_string())
                     .unwrap_or_else(|| default.clone())
             }
-            ["github", "action_path"] => root().display().to_string(),
+            ["github", "action_path"] => self.action_path.display().to_string(),
+            ["github", "action_ref"] => self.job.action_ref.to_string(),
+            ["github", "action_repository"] => self.job.action_repository.to_string(),
             ["github", "workspace"] => self.workspace.display().to_string(),
             ["runner", "temp"] => self.temp.display().to_string(),
             ["runner", "os"] => "Linux".into(),
@@ -269,10 +281,11 @@ fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) 
     if let Some(path) = &job.path {
         env.insert("PATH".into(), path.clone());
     }
+    let action_path = job.action_path.clone().unwrap_or_else(root);
     let runner: [(&str, String); 7] = [
         ("CI", "true".into()),
         ("GITHUB_ACTIONS", "true".into()),
-        ("GITHUB_ACTION_PATH", root().display().to_string()),
+        ("GITHUB_ACTION_PATH", action_path.display().to_string()),
         ("GITHUB_WORKSPACE", workspace.display().to_string()),
         ("RUNNER_TEMP", runner_temp.display().to_string()),
         ("RUNNER_OS", "Linux".into()),
@@ -310,6 +323,8 @@ fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) 
         );
         let cx = Context {
             action,
+            job,
+            action_path: &action_path,
             with: &job.with,
             workspace,
             temp: runner_temp,
@@ -376,6 +391,8 @@ fn run_action(action: &Action, workspace: &Path, runner_temp: &Path, job: &Job) 
     }
     let cx = Context {
         action,
+        job,
+        action_path: &action_path,
         with: &job.with,
         workspace,
         temp: runner_temp,
@@ -837,6 +854,7 @@ fn a_cached_binary_is_used_without_building() {
             fake.display(),
             std::env::var("PATH").unwrap()
         )),
+        ..Job::default()
     };
     let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
     assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
@@ -861,18 +879,20 @@ fn a_missing_gitops_lint_bin_is_an_error() {
     };
     let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
     assert_eq!(outcome.code, 1);
-    assert_eq!(outcome.failed_step.as_deref(), Some("Build gitops-lint"));
+    assert_eq!(outcome.failed_step.as_deref(), Some("Install gitops-lint"));
     assert!(outcome.stdout.contains("::error::GITOPS_LINT_BIN"));
 }
 
 /// A pull request whose config turns the linter off, against a base branch whose config does
 /// not: pinned by `config-from-base` or `trusted-config`, the base's settings hold.
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_pinned_config_holds_against_the_pull_request_config() {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: the `git` program is not installed");
-        return;
-    }
+    common::require_program(
+        "git",
+        Command::new("git").arg("--version").output().is_ok(),
+        "your system's git package",
+    );
     let action = load_action();
     let sb = sandbox();
     let ws = &sb.workspace;
@@ -910,7 +930,7 @@ fn a_pinned_config_holds_against_the_pull_request_config() {
                 ("GITOPS_LINT_BIN", Some(BIN.to_string())),
                 ("GITHUB_BASE_REF", Some("main".to_string())),
             ],
-            path: None,
+            ..Job::default()
         }
     }
 
@@ -976,11 +996,13 @@ fn make_executable(path: &Path) {
 /// A PATH with every program of the current one except python: the action must then build its
 /// outputs and summary with jq, identical to python's.
 #[test]
+#[cfg_attr(not(has_jq), ignore = "jq is not on PATH")]
 fn the_jq_fallback_writes_the_same_outputs_and_summary() {
-    if Command::new("jq").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: jq not installed, the fallback is not tested");
-        return;
-    }
+    common::require_program(
+        "jq",
+        Command::new("jq").arg("--version").output().is_ok(),
+        "apt-get install jq",
+    );
     let action = load_action();
     let sb = sandbox();
     let farm = sb.temp.join("no-python-bin");
@@ -1063,6 +1085,12 @@ fn the_readme_workflow_matches_the_action() {
         .iter()
         .find(|s| s.str_at("uses").is_some_and(|u| u.contains("gitops-lint")))
         .expect("a step uses the action");
+    // The moving major tag of the current version, which the release workflow maintains.
+    let major = VERSION.split('.').next().unwrap();
+    assert_eq!(
+        lint.str_at("uses"),
+        Some(format!("gitops-lint/gitops-lint@v{major}").as_str())
+    );
     let id = lint.str_at("id").expect("the lint step has an id");
     for (input, _) in string_map(lint.get("with")) {
         assert!(action.inputs.contains_key(&input), "README input {input}");
@@ -1085,4 +1113,521 @@ fn the_readme_workflow_matches_the_action() {
             .collect();
         assert!(action.outputs.contains_key(&name), "README output {name}");
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The release download (scripts/install.sh) and the build from source when there is none
+
+/// The archive an emulated Linux X64 runner downloads. It holds the test build, whatever the
+/// machine running the tests: only its name says x86_64.
+const TARGET: &str = "x86_64-unknown-linux-musl";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Publishes `binary` as release `tag` under `releases` the way .github/workflows/release.yml
+/// lays it out: `TAG/gitops-lint-TAG-TARGET.tar.gz`, holding `gitops-lint-TAG-TARGET/gitops-lint`,
+/// and beside it the `.sha256` file. Returns the archive's path.
+fn publish(releases: &Path, tag: &str, binary: &Path) -> PathBuf {
+    let name = format!("gitops-lint-{tag}-{TARGET}");
+    let stage = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(stage.path().join(&name)).unwrap();
+    std::fs::copy(binary, stage.path().join(&name).join("gitops-lint")).unwrap();
+    std::fs::create_dir_all(releases.join(tag)).unwrap();
+    let archive = releases.join(tag).join(format!("{name}.tar.gz"));
+    let out = Command::new("tar")
+        .arg("-czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(stage.path())
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sum = sha256_hex(&std::fs::read(&archive).unwrap());
+    std::fs::write(
+        archive.with_extension("gz.sha256"),
+        format!("{sum}  {name}.tar.gz\n"),
+    )
+    .unwrap();
+    archive
+}
+
+/// A directory of fake programs put first on PATH: a `cargo` that records its arguments and,
+/// asked to build, leaves the test build where `cargo build --target-dir DIR` would.
+struct FakeCargo {
+    bin: PathBuf,
+    record: PathBuf,
+}
+
+impl FakeCargo {
+    fn new(temp: &Path) -> FakeCargo {
+        let bin = temp.join("fake-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let record = temp.join("cargo-args");
+        std::fs::write(
+            bin.join("cargo"),
+            format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n\
+                 while [ $# -gt 0 ]; do\n  if [ \"$1\" = --target-dir ]; then dir=$2; fi\n  shift\ndone\n\
+                 mkdir -p \"$dir/release\" && cp '{BIN}' \"$dir/release/gitops-lint\"\n",
+                record.display()
+            ),
+        )
+        .unwrap();
+        make_executable(&bin.join("cargo"));
+        FakeCargo { bin, record }
+    }
+
+    fn path(&self) -> String {
+        format!("{}:{}", self.bin.display(), std::env::var("PATH").unwrap())
+    }
+
+    /// The arguments of the one cargo run, if any.
+    fn args(&self) -> Option<Vec<String>> {
+        let text = std::fs::read_to_string(&self.record).ok()?;
+        Some(text.lines().map(str::to_string).collect())
+    }
+}
+
+/// A job with no binary given, the releases at `file://releases`, and the fake cargo on PATH.
+fn release_job<'a>(releases: &Path, cargo: &FakeCargo, action_ref: &'a str) -> Job<'a> {
+    Job {
+        env: vec![
+            ("GITOPS_LINT_BIN", None),
+            (
+                "GITOPS_LINT_RELEASES",
+                Some(format!("file://{}", releases.display())),
+            ),
+        ],
+        path: Some(cargo.path()),
+        action_ref,
+        action_repository: "gitops-lint/gitops-lint",
+        ..Job::default()
+    }
+}
+
+/// What a run that got a working binary looks like: the lint ran (the example repository fails
+/// on its findings) with the binary in the cache directory.
+fn expect_installed(outcome: &Outcome, temp: &Path, what: &str) -> Vec<u8> {
+    assert_eq!(
+        outcome.failed_step.as_deref(),
+        Some("Run gitops-lint"),
+        "{what}: stdout {}\nstderr {}",
+        outcome.stdout,
+        outcome.stderr
+    );
+    assert_eq!(outcome.code, 1, "{what}: {}", outcome.stderr);
+    let installed = temp.join("gitops-lint-bin/gitops-lint");
+    assert_eq!(
+        outcome.step_outputs["install"]["bin"],
+        installed.display().to_string(),
+        "{what}"
+    );
+    assert_ne!(outcome.outputs["findings"], "0", "{what}");
+    std::fs::read(&installed).unwrap()
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn at_a_release_tag_the_action_installs_the_verified_release_binary() {
+    let action = load_action();
+    let major = format!("v{}", VERSION.split('.').next().unwrap());
+    let tag = format!("v{VERSION}");
+    // The release tag itself, and the moving major tag that points at its commit.
+    for action_ref in [tag.as_str(), major.as_str()] {
+        let sb = sandbox();
+        let releases = sb.temp.join("releases");
+        publish(&releases, &tag, Path::new(BIN));
+        let cargo = FakeCargo::new(&sb.temp);
+        let job = release_job(&releases, &cargo, action_ref);
+        let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+        let installed = expect_installed(&outcome, &sb.temp, action_ref);
+        assert!(installed == std::fs::read(BIN).unwrap(), "{action_ref}");
+        assert_eq!(cargo.args(), None, "{action_ref}: nothing was built");
+        assert!(
+            outcome
+                .stderr
+                .contains(&format!("installed {tag} for {TARGET}")),
+            "{action_ref}: {}",
+            outcome.stderr
+        );
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn a_tampered_release_fails_the_step_and_nothing_is_installed_or_built() {
+    let action = load_action();
+    let tag = format!("v{VERSION}");
+
+    // A look-alike binary that says the right version, and leaves a mark if it is ever run.
+    let sb = sandbox();
+    let ran = sb.temp.join("forged-binary-ran");
+    let forged = sb.temp.join("forged");
+    std::fs::write(
+        &forged,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&forged);
+    let releases = sb.temp.join("releases");
+    let archive = publish(&releases, &tag, Path::new(BIN));
+    let checksum = std::fs::read(archive.with_extension("gz.sha256")).unwrap();
+    // The archive is swapped; the checksum published with the release stays.
+    publish(&releases, &tag, &forged);
+    std::fs::write(archive.with_extension("gz.sha256"), &checksum).unwrap();
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, &tag),
+    );
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.failed_step.as_deref(), Some("Install gitops-lint"));
+    assert!(
+        outcome
+            .stdout
+            .contains("::error::gitops-lint install: checksum mismatch for gitops-lint-"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(!ran.exists(), "the unverified binary was run");
+    assert!(!sb.temp.join("gitops-lint-bin/gitops-lint").exists());
+    assert_eq!(cargo.args(), None, "a bad download is no reason to build");
+
+    // An archive without its checksum is not used either.
+    let sb = sandbox();
+    let releases = sb.temp.join("releases");
+    let archive = publish(&releases, &tag, Path::new(BIN));
+    std::fs::remove_file(archive.with_extension("gz.sha256")).unwrap();
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, &tag),
+    );
+    assert_eq!(outcome.code, 1, "{}", outcome.stderr);
+    assert_eq!(outcome.failed_step.as_deref(), Some("Install gitops-lint"));
+    assert!(
+        outcome
+            .stdout
+            .contains(".tar.gz.sha256 could not be fetched"),
+        "{}",
+        outcome.stdout
+    );
+    assert!(!sb.temp.join("gitops-lint-bin/gitops-lint").exists());
+    assert_eq!(cargo.args(), None);
+}
+
+/// The build the action falls back to, as the fake cargo recorded it.
+fn expect_built(outcome: &Outcome, cargo: &FakeCargo, temp: &Path, what: &str) {
+    let installed = expect_installed(outcome, temp, what);
+    assert!(installed == std::fs::read(BIN).unwrap(), "{what}");
+    let manifest = root().join("Cargo.toml").display().to_string();
+    let target_dir = temp.join("gitops-lint-target").display().to_string();
+    assert_eq!(
+        cargo.args(),
+        Some(
+            [
+                "build",
+                "--release",
+                "--locked",
+                "--manifest-path",
+                &manifest,
+                "--target-dir",
+                &target_dir
+            ]
+            .map(str::to_string)
+            .to_vec()
+        ),
+        "{what}"
+    );
+    assert!(
+        outcome
+            .stdout
+            .contains("Building gitops-lint from the action's source"),
+        "{what}: {}",
+        outcome.stdout
+    );
+}
+
+/// A branch, a commit or no ref at all (`uses: ./`) has no release: the action builds, and the
+/// releases are never looked at.
+#[test]
+fn at_a_branch_or_a_commit_the_action_builds_from_source() {
+    let action = load_action();
+    for action_ref in ["", "main", "0123456789abcdef0123456789abcdef01234567"] {
+        let sb = sandbox();
+        let cargo = FakeCargo::new(&sb.temp);
+        let job = Job {
+            env: vec![
+                ("GITOPS_LINT_BIN", None),
+                ("GITOPS_LINT_RELEASES", Some("file:///nonexistent".into())),
+            ],
+            ..release_job(&sb.temp, &cargo, action_ref)
+        };
+        let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+        expect_built(&outcome, &cargo, &sb.temp, action_ref);
+        assert!(
+            outcome.stderr.contains("no prebuilt binary to install"),
+            "{action_ref:?}: {}",
+            outcome.stderr
+        );
+    }
+}
+
+/// A release tag whose archive is not there (a release not published yet, one whose build
+/// failed), and a tag of another version than the action's checkout: built from source.
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn a_release_without_the_archive_or_of_another_version_is_built_from_source() {
+    let action = load_action();
+    let tag = format!("v{VERSION}");
+    let sb = sandbox();
+    let releases = sb.temp.join("releases");
+    std::fs::create_dir_all(releases.join(&tag)).unwrap();
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, &tag),
+    );
+    expect_built(&outcome, &cargo, &sb.temp, "no archive");
+    assert!(
+        outcome.stderr.contains(&format!(
+            "release {tag} has no gitops-lint-{tag}-{TARGET}.tar.gz"
+        )),
+        "{}",
+        outcome.stderr
+    );
+
+    // Its archive exists, but it was not built from the action's checkout.
+    let sb = sandbox();
+    let releases = sb.temp.join("releases");
+    publish(&releases, "v999.0.0", Path::new(BIN));
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, "v999.0.0"),
+    );
+    expect_built(&outcome, &cargo, &sb.temp, "another version");
+    assert!(
+        outcome.stderr.contains(&format!(
+            "v999.0.0 is not the version of this checkout ({VERSION})"
+        )),
+        "{}",
+        outcome.stderr
+    );
+}
+
+/// Runners that leave `github.action_ref` empty in a composite action still check it out at
+/// `.../_actions/OWNER/NAME/REF`: the ref is read from there.
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn the_ref_is_read_from_the_action_path_when_the_runner_does_not_say() {
+    let action = load_action();
+    let tag = format!("v{VERSION}");
+    let sb = sandbox();
+    let checkout = sb.temp.join("_actions/gitops-lint/gitops-lint").join(&tag);
+    for dir in ["src", "rules", "scripts"] {
+        copy_dir(&root().join(dir), &checkout.join(dir));
+    }
+    for file in ["Cargo.toml", "Cargo.lock", "build.rs"] {
+        std::fs::copy(root().join(file), checkout.join(file)).unwrap();
+    }
+    let releases = sb.temp.join("releases");
+    publish(&releases, &tag, Path::new(BIN));
+    let cargo = FakeCargo::new(&sb.temp);
+    let job = Job {
+        action_repository: "",
+        action_path: Some(checkout),
+        ..release_job(&releases, &cargo, "")
+    };
+    let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
+    expect_installed(&outcome, &sb.temp, "ref from the path");
+    assert_eq!(cargo.args(), None, "nothing was built");
+}
+
+/// scripts/install.sh run directly, as a user would: `RELEASES_DIR` stands in for the releases.
+fn install_script(releases: &Path, dest: &Path, action_ref: &str, os: &str) -> common::Run {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/install.sh"))
+        .args([action_ref, dest.to_str().unwrap()])
+        .env(
+            "GITOPS_LINT_RELEASES",
+            format!("file://{}", releases.display()),
+        )
+        .env("RUNNER_OS", os)
+        .env("RUNNER_ARCH", "X64")
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITOPS_LINT_REPOSITORY");
+    common::run_command(cmd, "scripts/install.sh", Duration::from_secs(60))
+}
+
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn the_install_script_installs_only_what_it_verified() {
+    let tag = format!("v{VERSION}");
+    let dir = tempfile::tempdir().unwrap();
+    let releases = dir.path().join("releases");
+    let archive = publish(&releases, &tag, Path::new(BIN));
+    let dest = dir.path().join("bin");
+
+    let run = install_script(&releases, &dest, &tag, "Linux");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = Command::new(dest.join("gitops-lint"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("gitops-lint {VERSION}")
+    );
+
+    // No archive is built for this platform: the caller builds (status 3).
+    let run = install_script(&releases, &dir.path().join("win"), &tag, "Windows");
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("no release archive is built for Windows/X64"),
+        "{}",
+        run.stderr
+    );
+
+    // A checksum line for another file, and one that is no checksum, are failures (status 1).
+    let sum_file = archive.with_extension("gz.sha256");
+    let good = std::fs::read_to_string(&sum_file).unwrap();
+    let hash = good.split_whitespace().next().unwrap().to_string();
+    for bad in [
+        format!("{hash}  gitops-lint-{tag}-aarch64-apple-darwin.tar.gz\n"),
+        "not a checksum\n".to_string(),
+        String::new(),
+    ] {
+        std::fs::write(&sum_file, &bad).unwrap();
+        let dest = dir.path().join("bad");
+        let run = install_script(&releases, &dest, &tag, "Linux");
+        assert_eq!(run.code, 1, "{bad:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("is not a SHA-256 checksum line for"),
+            "{bad:?}: {}",
+            run.stderr
+        );
+        assert!(!dest.join("gitops-lint").exists(), "{bad:?}");
+    }
+    // The same checksum in capitals, and sha256sum's binary-mode marker, are accepted.
+    std::fs::write(
+        &sum_file,
+        format!(
+            "{}  *gitops-lint-{tag}-{TARGET}.tar.gz\n",
+            hash.to_uppercase()
+        ),
+    )
+    .unwrap();
+    let run = install_script(&releases, &dir.path().join("upper"), &tag, "Linux");
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// The release workflow builds an archive for every platform the install script downloads
+/// for, by the names it downloads, with least privilege and third-party actions pinned by
+/// commit.
+#[test]
+fn the_release_workflow_publishes_what_the_install_script_downloads() {
+    let text = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    let workflow = parse_yaml(&text, "release.yml");
+    let tags: Vec<_> = workflow
+        .path(&["on", "push", "tags"])
+        .expect("on.push.tags")
+        .items()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tags,
+        ["v[0-9]+.[0-9]+.[0-9]+", "v[0-9]+.[0-9]+.[0-9]+-*"],
+        "release tags only: the moving v0 is no release"
+    );
+    assert!(
+        workflow
+            .get("permissions")
+            .is_some_and(|p| p.entries().is_empty()),
+        "no permissions but those a job asks for"
+    );
+    let jobs = workflow.get("jobs").expect("jobs");
+    let permission = |job: &str| {
+        jobs.path(&[job, "permissions", "contents"])
+            .and_then(Node::as_str)
+            .map(str::to_string)
+    };
+    assert_eq!(permission("build").as_deref(), Some("read"));
+    assert_eq!(permission("release").as_deref(), Some("write"));
+    let pinned = regex::Regex::new(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$").unwrap();
+    for job in jobs.entries() {
+        for step in job.value.get("steps").expect("steps").items() {
+            if let Some(uses) = step.str_at("uses") {
+                assert!(pinned.is_match(uses), "{uses} is pinned by a commit");
+            }
+            if let Some(run) = step.str_at("run") {
+                assert!(!run.contains("${{"), "an expression in run: {run}");
+            }
+        }
+    }
+
+    let matrix: Vec<String> = jobs
+        .path(&["build", "strategy", "matrix", "include"])
+        .expect("a build matrix")
+        .items()
+        .iter()
+        .map(|i| i.str_at("target").expect("target").to_string())
+        .collect();
+    let script = std::fs::read_to_string(root().join("scripts/install.sh")).unwrap();
+    let wanted: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.split_once(") target=").map(|(_, t)| t))
+        .map(|t| t.trim_end_matches(" ;;"))
+        .collect();
+    assert_eq!(wanted.len(), 4, "{wanted:?}");
+    for target in &wanted {
+        assert!(matrix.iter().any(|m| m == target), "{target} is built");
+    }
+    assert!(matrix.iter().any(|m| m == "x86_64-pc-windows-msvc"));
+    assert!(text.contains(r#"cargo build --release --locked --target "$TARGET""#));
+    assert!(text.contains("name=gitops-lint-$TAG-$TARGET"));
+    assert!(text.contains("asset=$name.tar.gz"));
+    assert!(text.contains(r#"printf '%s  %s\n' "$hash" "$asset" > "$asset.sha256""#));
+    assert!(script.contains("name=gitops-lint-$tag-$target\nasset=$name.tar.gz\n"));
+    assert!(script.contains(r#""$base/$tag/$asset.sha256""#));
 }

@@ -1,7 +1,7 @@
 //! `changed::changed_since` against repositories made by the real `git` program.
 //!
-//! The library never runs `git`; these tests do, to build the repositories. Without `git`
-//! installed they are skipped, saying so.
+//! The library never runs `git`; these tests do, to build the repositories. Without `git` on
+//! PATH they are ignored, with the reason (see `build.rs`).
 
 mod common;
 
@@ -12,15 +12,12 @@ use std::process::Command;
 
 use gitops_lint::changed::changed_since;
 
-fn have_git() -> bool {
-    let ok = Command::new("git")
+fn require_git() {
+    let found = Command::new("git")
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: the `git` program is not installed; changed_since is not tested");
-    }
-    ok
+    common::require_program("git", found, "your system's git package");
 }
 
 fn git_stdout(dir: &Path, args: &[&str]) -> String {
@@ -126,10 +123,9 @@ const CHANGED_SINCE_BASE: &[&str] = &[
 ];
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn lists_modified_and_added_files_since_a_revision() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     scenario(dir);
@@ -162,10 +158,9 @@ fn lists_modified_and_added_files_since_a_revision() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_subdirectory_root_lists_only_its_files_joined_onto_it() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     scenario(dir);
@@ -196,10 +191,9 @@ fn a_subdirectory_root_lists_only_its_files_joined_onto_it() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_clean_tree_has_no_changes_since_head() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     scenario(dir);
@@ -214,10 +208,9 @@ fn a_clean_tree_has_no_changes_since_head() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_relative_root_is_joined_as_written() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let cwd = std::env::current_dir().unwrap();
     let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
     let Ok(relative) = tmp.path().strip_prefix(&cwd) else {
@@ -242,10 +235,9 @@ fn a_relative_root_is_joined_as_written() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn unknown_revisions_and_missing_repositories_are_errors() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     scenario(dir);
@@ -266,10 +258,9 @@ fn unknown_revisions_and_missing_repositories_are_errors() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_shallow_clone_missing_the_revision_suggests_fetching_history() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let origin = tmp.path().join("origin");
     fs::create_dir(&origin).unwrap();
@@ -298,10 +289,9 @@ fn a_shallow_clone_missing_the_revision_suggests_fetching_history() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn nested_repositories_are_not_entered() {
-    if !have_git() {
-        return;
-    }
+    require_git();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path();
     init(dir);

@@ -565,17 +565,18 @@ fn the_repository_config_may_make_a_trusted_config_stricter() {
 }
 
 #[test]
+#[cfg_attr(not(has_git), ignore = "git is not on PATH")]
 fn a_trusted_config_read_from_a_git_revision() {
     let top = loose_repository();
     let repo = top.path().join("repo");
-    if std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: the `git` program is not installed");
-        return;
-    }
+    common::require_program(
+        "git",
+        std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "your system's git package",
+    );
     common::git(&repo, &["init", "-q", "-b", "main"]);
     for (k, v) in [
         ("user.name", "Test"),

@@ -244,3 +244,20 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// For a test that drives another program: `build.rs` looked for it on PATH, and a test whose
+/// program was missing is compiled as ignored, with the reason. So a test that runs and finds
+/// its program missing fails: under CI (`CI` set, where `.ci/run` installs the ones it needs),
+/// or because the program went away after the tests were built.
+pub fn require_program(program: &str, available: bool, install: &str) {
+    if available {
+        return;
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("{program} cannot be run, and under CI this test may not be skipped ({install})");
+    }
+    panic!(
+        "{program} cannot be run, though it was on PATH when the tests were built: install it \
+         ({install}), or `touch build.rs` and the test is ignored"
+    );
+}
