@@ -224,6 +224,80 @@ spec: {project: default, # gitops-lint: ignore[default-project] sandbox app, rev
     assert!(!has(&all, "unused-suppression", "stale.yaml"));
 }
 
+/// argocd-rbac-cm with `BLOCK` as its policy.csv header, and five broad grants.
+const RBAC_CM: &str = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-rbac-cm, namespace: argocd}
+data:
+  policy.default: role:readonly
+  policy.csv: BLOCK
+    p, role:a, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad] break-glass role, on-call only
+
+    # granted in PLAT-7
+    p, role:b, applications, override, */*, allow
+    p, role:c, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad]
+    p, role:d, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad] role:e only syncs
+    p, role:e, applications, sync, */*, allow
+    p, role:f, applications, override, */*, allow # gitops-lint: ignore[rbac-override-broad] x
+";
+
+#[test]
+fn a_directive_line_in_the_rbac_policy_covers_the_next_policy_line() {
+    for (name, block, crlf) in [
+        ("literal.yaml", "|", false),
+        ("strip.yaml", "|-", false),
+        ("keep-crlf.yaml", "|+", true),
+        ("indicator-crlf.yaml", "|2 # policy", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let text = RBAC_CM.replace("BLOCK", block);
+        let text = if crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text
+        };
+        write(dir.path(), name, &text);
+        let (_, report) = lint(dir.path(), &[]);
+        let mut lines: Vec<(String, u64)> = found(&report)
+            .into_iter()
+            .map(|(rule, _, line)| (rule, line))
+            .collect();
+        lines.sort();
+        let want = [
+            // role:a, role:c (the directive above role:b covers it alone).
+            ("rbac-override-broad", 7),
+            ("rbac-override-broad", 12),
+            ("suppression-without-reason", 13),
+            ("unused-suppression", 15),
+            ("unused-suppression", 17),
+        ]
+        .map(|(r, l)| (r.to_string(), l));
+        assert_eq!(lines, want, "{name}: {report:#}");
+        assert_eq!(report["summary"]["suppressed"], 2, "{name}");
+        // The directive's finding points at it, the trailing one at its `#`.
+        let at = |line: u64| {
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["start"]["line"] == line && f["rule"] != "rbac-override-broad")
+                .map(|f| f["start"]["column"].as_u64().unwrap())
+        };
+        assert_eq!(at(13), Some(5), "{name}");
+        assert_eq!(at(17), Some(51), "{name}");
+        // Without suppressions, every grant but the one the trailing comment changed is reported.
+        let (_, all) = lint(dir.path(), &["--no-suppressions"]);
+        let broad = found(&all)
+            .into_iter()
+            .filter(|(r, _, _)| r == "rbac-override-broad")
+            .count();
+        assert_eq!(broad, 4, "{name}: {all:#}");
+    }
+}
+
 /// A base Secret and Application shared by an overlay whose patch carries the exception.
 fn kustomize_repo(dir: &Path, patch_directive: &str, annotation: &str) {
     write(
