@@ -203,7 +203,8 @@ pub struct LintArgs {
     /// --cache, kept in DIR.
     #[arg(long, value_name = "DIR", help_heading = "Context")]
     pub cache_dir: Option<PathBuf>,
-    /// Report (and fail on) only findings not recorded in this baseline file.
+    /// Report (and fail on) only findings not recorded in this baseline file [default: the
+    /// config's `baseline`].
     #[arg(
         long,
         value_name = "FILE",
@@ -214,8 +215,9 @@ pub struct LintArgs {
     /// Record the current findings as the baseline in FILE (exit 0).
     #[arg(long, value_name = "FILE", help_heading = "Baseline")]
     pub write_baseline: Option<PathBuf>,
-    /// With --baseline: remove the entries that no longer occur from the baseline file.
-    #[arg(long, requires = "baseline", help_heading = "Baseline")]
+    /// Remove the entries that no longer occur from the baseline file (--baseline, or the
+    /// config's `baseline`).
+    #[arg(long, conflicts_with = "write_baseline", help_heading = "Baseline")]
     pub prune_baseline: bool,
     /// Only lint files matching this glob (repeatable).
     #[arg(long, value_name = "GLOB", help_heading = "Files")]
@@ -733,6 +735,26 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         .unwrap_or(discover::DEFAULT_MAX_FILE_SIZE);
     opts.version = args.argocd_version.or(config.argocd_version);
     let fail_on = args.fail_on.or(config.fail_on).unwrap_or(FailOn::DEFAULT);
+    // --write-baseline records every finding: the config's baseline would hide those it holds.
+    let baseline_file = match (&args.baseline, &args.write_baseline) {
+        (Some(file), _) => Some(file.clone()),
+        (None, Some(_)) => None,
+        (None, None) => match config.baseline_file() {
+            Some((file, key)) => {
+                if !file.is_file() {
+                    return Err(Failure::Config(key.error(
+                        format!("the baseline file {} does not exist", file.display()),
+                        Some(format!(
+                            "record the current findings there with `gitops-lint --write-baseline {}`, or correct the path",
+                            file.display()
+                        )),
+                    )));
+                }
+                Some(file)
+            }
+            None => None,
+        },
+    };
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
     opts.timings = args.timings;
@@ -798,7 +820,13 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             "gitops-lint: --cache only serves --context and --changed-since runs; a full run reads every file anyway"
         );
     }
-    let baseline = match &args.baseline {
+    if args.prune_baseline && baseline_file.is_none() {
+        return Err(Failure::Message(
+            "--prune-baseline needs a baseline: --baseline FILE, or `baseline` in the config"
+                .into(),
+        ));
+    }
+    let baseline = match &baseline_file {
         Some(file) => Some(Baseline::read(file)?),
         None => None,
     };
@@ -887,7 +915,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         );
         return Ok(EXIT_OK);
     }
-    if let (true, Some(file), Some(b)) = (args.prune_baseline, &args.baseline, &baseline) {
+    if let (true, Some(file), Some(b)) = (args.prune_baseline, &baseline_file, &baseline) {
         if !outcome.stale.is_empty() {
             write_file(file, &b.without(&outcome.stale).to_yaml())?;
             eprintln!(

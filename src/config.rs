@@ -71,6 +71,8 @@ pub struct Config {
     pub exclude: Vec<String>,
     pub per_path: Vec<PerPath>,
     pub max_file_size: Option<u64>,
+    /// The baseline file used when the command line names none.
+    pub baseline: Option<BaselineKey>,
     /// Where each top-level key was set: `key` → line in the file.
     pub origins: BTreeMap<&'static str, u32>,
     /// Where it came from when that is not a file on disk (`REV:.gitops-lint.yaml`).
@@ -83,6 +85,30 @@ pub struct Config {
     pub from_trusted: BTreeSet<&'static str>,
     /// What the trusted config overrode, for `gitops-lint config`.
     pub clamped: Vec<Clamp>,
+}
+
+/// The config's `baseline`, as written, and where: a baseline file that cannot be read is a
+/// mistake in the config, reported at this line.
+#[derive(Clone, Debug)]
+pub struct BaselineKey {
+    pub written: String,
+    /// The config as [`ConfigError`] shows it: its name, its text, the value's place in it.
+    file: PathBuf,
+    text: std::sync::Arc<str>,
+    span: std::ops::Range<usize>,
+}
+
+impl BaselineKey {
+    /// A config error at the line that names the baseline.
+    pub fn error(&self, message: String, help: Option<String>) -> Box<ConfigError> {
+        Box::new(ConfigError {
+            path: self.file.clone(),
+            text: self.text.to_string(),
+            span: self.span.clone(),
+            message,
+            help,
+        })
+    }
 }
 
 /// The rules the command line selects (`--select`, `--extend-select`, `--ignore`), as ids.
@@ -108,6 +134,19 @@ impl Config {
         self.glob_dir
             .as_deref()
             .or_else(|| self.path.as_deref().and_then(Path::parent))
+    }
+
+    /// The baseline file the config names, relative to the directory its globs are relative
+    /// to (the config file's own, or the repository root for a trusted config kept outside it),
+    /// with the setting itself. Under a trusted config, only the trusted config's.
+    pub fn baseline_file(&self) -> Option<(PathBuf, &BaselineKey)> {
+        let owner = match &self.trusted {
+            Some(t) => t,
+            None => self,
+        };
+        let key = owner.baseline.as_ref()?;
+        let dir = owner.dir().unwrap_or(Path::new(""));
+        Some((crate::render::normalize(&dir.join(&key.written)), key))
     }
 
     /// Where the settings came from, as `gitops-lint config` and errors name it.
@@ -329,6 +368,27 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
     c.argocd_version = trusted.argocd_version;
     from_trusted.insert("argocd-version");
 
+    // A baseline hides the findings it records: only the trusted config's is used.
+    if let Some(own) = &c.baseline {
+        let mine = c.dir().unwrap_or(Path::new("")).join(&own.written);
+        let theirs = trusted
+            .baseline
+            .as_ref()
+            .map(|t| trusted.dir().unwrap_or(Path::new("")).join(&t.written));
+        if theirs.map(|t| crate::render::normalize(&t)) != Some(crate::render::normalize(&mine)) {
+            clamped.push(Clamp {
+                key: "baseline",
+                note: format!(
+                    "{} names `{}`; under a trusted config only its baseline applies",
+                    at(&c, "baseline"),
+                    own.written
+                ),
+            });
+        }
+    }
+    c.baseline = None;
+    from_trusted.insert("baseline");
+
     let mut urls = trusted.repo_urls.clone();
     urls.extend(
         c.repo_urls
@@ -428,7 +488,7 @@ impl miette::Diagnostic for ConfigError {
 }
 
 /// The keys the file may hold, for validation, "did you mean" and the JSON Schema.
-pub const KEYS: [&str; 8] = [
+pub const KEYS: [&str; 9] = [
     "argocd-version",
     "repo-urls",
     "fail-on",
@@ -436,6 +496,7 @@ pub const KEYS: [&str; 8] = [
     "exclude",
     "per-path",
     "max-file-size",
+    "baseline",
     "$schema",
 ];
 const RULE_KEYS: [&str; 3] = ["select", "ignore", "severity"];
@@ -728,6 +789,22 @@ fn parse(path: &Path, text: String) -> Result<Config, Box<ConfigError>> {
                     })?;
                 config.max_file_size = Some(n);
             }
+            "baseline" => {
+                let written = r.string(v, "baseline")?;
+                if written.trim().is_empty() {
+                    return Err(r.error(
+                        v.span,
+                        "baseline must be the path of a baseline file",
+                        None,
+                    ));
+                }
+                config.baseline = Some(BaselineKey {
+                    written: written.to_string(),
+                    file: path.to_path_buf(),
+                    text: text.as_str().into(),
+                    span: v.span.range(),
+                });
+            }
             _ => {}
         }
     }
@@ -809,6 +886,11 @@ pub fn json_schema() -> serde_json::Value {
                 "description": "Skip files larger than this many bytes.",
                 "type": "integer",
                 "minimum": 0
+            },
+            "baseline": {
+                "description": "A baseline file (as --write-baseline writes it), relative to this file: the findings it records are not reported. Used when --baseline is not given; it must exist.",
+                "type": "string",
+                "minLength": 1
             }
         }
     })

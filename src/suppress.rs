@@ -109,7 +109,12 @@ fn parse_directive(comment: &str) -> Option<Parsed> {
 /// The comments of a file that speak to gitops-lint, kept by the parse stage (misspelt ones
 /// too, so they can be reported).
 pub fn is_directive(comment: &Comment) -> bool {
-    let t = comment.text.trim_start();
+    speaks_to_us(&comment.text)
+}
+
+/// Whether the text of a comment (after its `#`) is, or was meant as, a directive.
+fn speaks_to_us(comment: &str) -> bool {
+    let t = comment.trim_start();
     t.strip_prefix("gitops-lint")
         .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(' ') && rest.contains('['))
 }
@@ -181,6 +186,118 @@ fn range_of(comment: Span, text: &str, roots: &[&Node]) -> Span {
     Span::new(comment.file, s, e.max(end))
 }
 
+/// A suppression for the directive comment `c` in `file`, with the range it covers when it
+/// is not file-wide (`None`: nothing), or `None` when it is not a directive; what is wrong
+/// with it is reported in `own`.
+fn directive(
+    c: &Comment,
+    file: FileId,
+    range: impl FnOnce() -> Option<Span>,
+    own: &mut Vec<Finding>,
+) -> Option<Suppression> {
+    let Some(p) = parse_directive(&c.text) else {
+        own.push(finding(
+            "unused-suppression",
+            c.span,
+            "this `gitops-lint:` comment is not a directive: write `gitops-lint: ignore[rule-id] reason` or `ignore-file[rule-id] reason`".into(),
+            "fix the syntax or remove the comment",
+        ));
+        return None;
+    };
+    for word in &p.unknown {
+        own.push(finding(
+            "unused-suppression",
+            c.span,
+            unknown_word(word),
+            "`gitops-lint rules` lists rule ids and categories",
+        ));
+    }
+    if p.words.is_empty() && p.unknown.is_empty() {
+        own.push(finding(
+            "unused-suppression",
+            c.span,
+            "this directive names no rule: it suppresses nothing".into(),
+            "name the rules in the brackets: `ignore[rule-id] reason`",
+        ));
+    }
+    let scope = if p.file_wide {
+        Some(Scope::File(file))
+    } else {
+        range().map(Scope::Range)
+    };
+    Some(Suppression {
+        at: c.span,
+        words: p.words,
+        reason: p.reason,
+        scope,
+        used: Default::default(),
+    })
+}
+
+/// The directives written as lines of argocd-rbac-cm's policy CSV.
+#[derive(Default)]
+struct PolicyDirectives {
+    /// A `# gitops-lint:` line, with the policy line it is about, if one follows.
+    own_line: Vec<(Comment, Option<Span>)>,
+    /// `# gitops-lint:` comments after a policy line's text.
+    trailing: Vec<Span>,
+}
+
+/// In argocd-rbac-cm, a line of the policy CSV (`policy.csv`, `policy.<name>.csv`) that
+/// starts with `#` is a comment to Argo CD, which skips it (`util/rbac/rbac.go`
+/// `loadPolicyLine`), while to YAML it is text of the block scalar. Such a line can hold a
+/// directive about the next policy line of the block, past blank and comment lines, as a YAML
+/// comment is about the next line. Only literal blocks (`|`) are read: their lines are where
+/// they are written. A `#` after a policy line's text is not a comment to Argo CD (its CSV
+/// reader keeps it in the line's last field), so a directive there is reported, never read.
+fn policy_directives(d: &FileDocs, text: &str) -> PolicyDirectives {
+    let mut out = PolicyDirectives::default();
+    // A block shared through an anchor is the same text for each object that holds it.
+    let mut seen = foldhash::HashSet::default();
+    for obj in &d.objects {
+        let Some(data) = rules::access::rbac_data(obj) else {
+            continue;
+        };
+        for e in data.entries() {
+            if !rules::access::is_policy_key(e.key.as_str().unwrap_or("")) {
+                continue;
+            }
+            let Some(lines) = e.value.literal_lines(text) else {
+                continue;
+            };
+            if !seen.insert(e.value.span) {
+                continue;
+            }
+            let file = e.value.span.file;
+            for (i, r) in lines.iter().enumerate() {
+                let line = &text[r.clone()];
+                let Some(comment) = line.strip_prefix('#') else {
+                    if let Some((at, _)) = line
+                        .match_indices('#')
+                        .find(|&(at, _)| speaks_to_us(&line[at + 1..]))
+                    {
+                        out.trailing.push(Span::new(file, r.start + at, r.end));
+                    }
+                    continue;
+                };
+                if !speaks_to_us(comment) {
+                    continue;
+                }
+                let c = Comment {
+                    span: Span::new(file, r.start, r.end),
+                    text: comment.to_string(),
+                };
+                let about = lines[i + 1..]
+                    .iter()
+                    .find(|n| !text[(*n).clone()].starts_with('#'))
+                    .map(|n| Span::new(file, n.start, n.end));
+                out.own_line.push((c, about));
+            }
+        }
+    }
+    out
+}
+
 pub struct Outcome {
     pub kept: Vec<Finding>,
     /// Findings about the suppressions themselves.
@@ -217,43 +334,24 @@ pub fn apply(
             .chain(d.loose.iter().map(|l| &l.root))
             .collect();
         for c in &d.directives {
-            let Some(p) = parse_directive(&c.text) else {
-                own.push(finding(
-                    "unused-suppression",
-                    c.span,
-                    "this `gitops-lint:` comment is not a directive: write `gitops-lint: ignore[rule-id] reason` or `ignore-file[rule-id] reason`".into(),
-                    "fix the syntax or remove the comment",
-                ));
-                continue;
-            };
-            for word in &p.unknown {
-                own.push(finding(
-                    "unused-suppression",
-                    c.span,
-                    unknown_word(word),
-                    "`gitops-lint rules` lists rule ids and categories",
-                ));
+            let range = || Some(range_of(c.span, text, &roots));
+            if let Some(s) = directive(c, id as FileId, range, &mut own) {
+                list.push(s);
             }
-            if p.words.is_empty() && p.unknown.is_empty() {
-                own.push(finding(
-                    "unused-suppression",
-                    c.span,
-                    "this directive names no rule: it suppresses nothing".into(),
-                    "name the rules in the brackets: `ignore[rule-id] reason`",
-                ));
+        }
+        let policy = policy_directives(d, text);
+        for span in policy.trailing {
+            own.push(finding(
+                "unused-suppression",
+                span,
+                "this `gitops-lint:` comment ends a policy line, where Argo CD reads it as part of the line's fields, not as a comment: it suppresses nothing, and it changes the policy (`allow # ...` is not `allow`)".into(),
+                "put the directive on a line of its own above the policy line",
+            ));
+        }
+        for (c, about) in policy.own_line {
+            if let Some(s) = directive(&c, id as FileId, || about, &mut own) {
+                list.push(s);
             }
-            let scope = if p.file_wide {
-                Scope::File(id as FileId)
-            } else {
-                Scope::Range(range_of(c.span, text, &roots))
-            };
-            list.push(Suppression {
-                at: c.span,
-                words: p.words,
-                reason: p.reason,
-                scope: Some(scope),
-                used: Default::default(),
-            });
         }
     }
     // Annotations: one suppression per annotation node, shared by every rendered copy.

@@ -224,6 +224,80 @@ spec: {project: default, # gitops-lint: ignore[default-project] sandbox app, rev
     assert!(!has(&all, "unused-suppression", "stale.yaml"));
 }
 
+/// argocd-rbac-cm with `BLOCK` as its policy.csv header, and five broad grants.
+const RBAC_CM: &str = "apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-rbac-cm, namespace: argocd}
+data:
+  policy.default: role:readonly
+  policy.csv: BLOCK
+    p, role:a, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad] break-glass role, on-call only
+
+    # granted in PLAT-7
+    p, role:b, applications, override, */*, allow
+    p, role:c, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad]
+    p, role:d, applications, override, */*, allow
+    # gitops-lint: ignore[rbac-override-broad] role:e only syncs
+    p, role:e, applications, sync, */*, allow
+    p, role:f, applications, override, */*, allow # gitops-lint: ignore[rbac-override-broad] x
+";
+
+#[test]
+fn a_directive_line_in_the_rbac_policy_covers_the_next_policy_line() {
+    for (name, block, crlf) in [
+        ("literal.yaml", "|", false),
+        ("strip.yaml", "|-", false),
+        ("keep-crlf.yaml", "|+", true),
+        ("indicator-crlf.yaml", "|2 # policy", true),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let text = RBAC_CM.replace("BLOCK", block);
+        let text = if crlf {
+            text.replace('\n', "\r\n")
+        } else {
+            text
+        };
+        write(dir.path(), name, &text);
+        let (_, report) = lint(dir.path(), &[]);
+        let mut lines: Vec<(String, u64)> = found(&report)
+            .into_iter()
+            .map(|(rule, _, line)| (rule, line))
+            .collect();
+        lines.sort();
+        let want = [
+            // role:a, role:c (the directive above role:b covers it alone).
+            ("rbac-override-broad", 7),
+            ("rbac-override-broad", 12),
+            ("suppression-without-reason", 13),
+            ("unused-suppression", 15),
+            ("unused-suppression", 17),
+        ]
+        .map(|(r, l)| (r.to_string(), l));
+        assert_eq!(lines, want, "{name}: {report:#}");
+        assert_eq!(report["summary"]["suppressed"], 2, "{name}");
+        // The directive's finding points at it, the trailing one at its `#`.
+        let at = |line: u64| {
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["start"]["line"] == line && f["rule"] != "rbac-override-broad")
+                .map(|f| f["start"]["column"].as_u64().unwrap())
+        };
+        assert_eq!(at(13), Some(5), "{name}");
+        assert_eq!(at(17), Some(51), "{name}");
+        // Without suppressions, every grant but the one the trailing comment changed is reported.
+        let (_, all) = lint(dir.path(), &["--no-suppressions"]);
+        let broad = found(&all)
+            .into_iter()
+            .filter(|(r, _, _)| r == "rbac-override-broad")
+            .count();
+        assert_eq!(broad, 4, "{name}: {all:#}");
+    }
+}
+
 /// A base Secret and Application shared by an overlay whose patch carries the exception.
 fn kustomize_repo(dir: &Path, patch_directive: &str, annotation: &str) {
     write(
@@ -372,4 +446,161 @@ fn baseline_entries_survive_lines_inserted_above_them() {
         !pruned.contains("apps/b.yaml") && pruned.contains("apps/a.yaml"),
         "{pruned}"
     );
+}
+
+#[test]
+fn the_config_names_the_baseline_and_the_command_line_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "apps/a.yaml", &app("a"));
+    write(dir.path(), "apps/b.yaml", &app("b"));
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "fail-on: warning\nbaseline: ci/baseline.yaml\n",
+    );
+    // Named but not there: a usage error at the config's line. --write-baseline still writes
+    // where it is asked to.
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr
+            .contains("the baseline file ci/baseline.yaml does not exist"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains(".gitops-lint.yaml:2:11"),
+        "{}",
+        out.stderr
+    );
+    std::fs::create_dir_all(dir.path().join("ci")).unwrap();
+    let out = run_in(
+        dir.path(),
+        &["--write-baseline", "ci/baseline.yaml", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("wrote 2 baseline entries"),
+        "{}",
+        out.stderr
+    );
+
+    // Used without --baseline, from any folder of the repository.
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("2 in the baseline"), "{}", out.stdout);
+    let out = run_in(&dir.path().join("apps"), &["--context", "a.yaml"], LIMIT);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(out.stdout.contains("1 in the baseline"), "{}", out.stdout);
+
+    // --baseline wins; --write-baseline records every finding, the config's baseline aside.
+    write(dir.path(), "other.yaml", "version: 1\nfindings: []\n");
+    let out = run_in(dir.path(), &["--baseline", "other.yaml", "."], LIMIT);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(!out.stdout.contains("in the baseline"), "{}", out.stdout);
+    let out = run_in(dir.path(), &["--write-baseline", "again.yaml", "."], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("wrote 2 baseline entries"),
+        "{}",
+        out.stderr
+    );
+
+    // --prune-baseline prunes the config's baseline.
+    write(
+        dir.path(),
+        "apps/b.yaml",
+        &app("b").replace("project: default", "project: team-b"),
+    );
+    let out = run_in(dir.path(), &["--prune-baseline", "."], LIMIT);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    let pruned = std::fs::read_to_string(dir.path().join("ci/baseline.yaml")).unwrap();
+    assert!(
+        !pruned.contains("apps/b.yaml") && pruned.contains("apps/a.yaml"),
+        "{pruned}"
+    );
+    // Without any baseline, --prune-baseline has nothing to prune.
+    let out = run_in(dir.path(), &["--no-config", "--prune-baseline", "."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("--prune-baseline needs a baseline"),
+        "{}",
+        out.stderr
+    );
+
+    // `gitops-lint config` shows it, resolved from where it is run.
+    let out = run_in(&dir.path().join("apps"), &["config"], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .lines()
+            .any(|l| l.starts_with("baseline: ../ci/baseline.yaml ")
+                && l.ends_with("# ../.gitops-lint.yaml:2")),
+        "{}",
+        out.stdout
+    );
+    std::fs::remove_file(dir.path().join("ci/baseline.yaml")).unwrap();
+    let out = run_in(dir.path(), &["config"], LIMIT);
+    assert!(
+        out.stdout.contains("baseline: ci/baseline.yaml (missing"),
+        "{}",
+        out.stdout
+    );
+    // A missing baseline the command line overrides is not read, so not an error.
+    let out = run_in(dir.path(), &["--baseline", "other.yaml", "."], LIMIT);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+
+    write(dir.path(), ".gitops-lint.yaml", "baseline: ''\n");
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert!(
+        out.stderr.contains("baseline must be the path"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn under_a_trusted_config_only_its_baseline_is_used() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(&repo, "apps/a.yaml", &app("a"));
+    write(&repo, "apps/b.yaml", &app("b"));
+    let out = run_in(&repo, &["--write-baseline", "all.yaml", "."], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    write(&repo, "none.yaml", "version: 1\nfindings: []\n");
+    // The pull request's config would hide everything; the trusted one, kept outside, names a
+    // baseline relative to the repository root, as its per-path globs are.
+    write(&repo, ".gitops-lint.yaml", "baseline: all.yaml\n");
+    write(
+        top.path(),
+        "trusted.yaml",
+        "fail-on: warning\nbaseline: none.yaml\n",
+    );
+    let out = run_in(&repo, &["--trusted-config", "../trusted.yaml", "."], LIMIT);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
+    assert!(!out.stdout.contains("in the baseline"), "{}", out.stdout);
+    let out = run_in(
+        &repo,
+        &["config", "--trusted-config", "../trusted.yaml", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("baseline: none.yaml") && out.stdout.contains("# ../trusted.yaml:2"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains(
+            "# clamped: .gitops-lint.yaml:1 names `all.yaml`; under a trusted config only its baseline applies"
+        ),
+        "{}",
+        out.stdout
+    );
+    // A trusted config without a baseline leaves none.
+    write(top.path(), "trusted.yaml", "fail-on: warning\n");
+    let out = run_in(&repo, &["--trusted-config", "../trusted.yaml", "."], LIMIT);
+    assert_eq!(out.code, 1, "{}{}", out.stdout, out.stderr);
 }

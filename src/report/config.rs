@@ -96,6 +96,7 @@ pub fn print(
                 .unwrap_or(crate::discover::DEFAULT_MAX_FILE_SIZE)
                 .to_string(),
         ),
+        ("baseline", baseline(c)),
     ];
     for (key, value) in rows {
         writeln!(out, "{:<44} {}", format!("{key}: {value}"), from(key))?;
@@ -118,6 +119,18 @@ pub fn print(
         per_path(t, "trusted ", out)?;
     }
     Ok(())
+}
+
+/// The baseline file a run uses without `--baseline`, and whether it is there to read.
+fn baseline(c: &Config) -> String {
+    match c.baseline_file() {
+        None => "none".into(),
+        Some((file, _)) if file.is_file() => file.display().to_string(),
+        Some((file, _)) => format!(
+            "{} (missing: a run without --baseline stops)",
+            file.display()
+        ),
+    }
 }
 
 fn rules(c: &Config, prefix: &str, out: &mut dyn Write) -> io::Result<()> {

@@ -6,7 +6,7 @@ pub mod project;
 pub mod sync_options;
 pub mod sync_windows;
 
-mod access;
+pub(crate) mod access;
 mod fleet;
 mod ignore_differences;
 mod schema;

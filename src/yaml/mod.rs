@@ -271,6 +271,45 @@ impl Node {
         self.as_scalar().is_some_and(typing::is_null)
     }
 
+    /// Where each line of a literal block scalar (`|`, with any chomping or indentation
+    /// indicator) is in `text`, the file the node was read from: the byte range of the line's
+    /// text without the whitespace around it, for each line that has any. `None` when the
+    /// node is not a literal scalar, or its lines cannot be read back from `text` (a value
+    /// set elsewhere than its span).
+    pub fn literal_lines(&self, text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+        if self.style != Style::Literal {
+            return None;
+        }
+        let value = self.as_str()?;
+        // The span starts at the first line that is not empty (after its indentation): the
+        // empty lines before it, and the header (`|2-`) above them, are not in it.
+        let start = self.span.start as usize;
+        let mut at = text.get(..start)?.rfind('\n').map_or(0, |i| i + 1);
+        let mut out = Vec::new();
+        for line in value.split('\n').skip_while(|l| l.is_empty()) {
+            let want = line.trim();
+            if at > text.len() {
+                // Only the empty lines a `|+` keeps can run past the end of the file.
+                if want.is_empty() {
+                    break;
+                }
+                return None;
+            }
+            let end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+            let written = &text[at..end];
+            if !want.is_empty() {
+                // The indentation, and a `\r` before the line break, are not the value's.
+                if written.trim() != want {
+                    return None;
+                }
+                let from = at + (written.len() - written.trim_start().len());
+                out.push(from..from + want.len());
+            }
+            at = end + 1;
+        }
+        Some(out)
+    }
+
     /// The entry for `key` ([`entry_in`]).
     pub fn entry(&self, key: &str) -> Option<&Entry> {
         entry_in(self.entries(), key)
@@ -673,6 +712,39 @@ mod tests {
 
     fn one(text: &str) -> ParsedFile {
         parse(0, text, ParseLimits::default())
+    }
+
+    /// Each line of a literal scalar is found where it is written, whatever the header and
+    /// line breaks; a scalar written otherwise has no such lines.
+    #[test]
+    fn literal_lines_are_where_they_are_written() {
+        fn lines(text: &str) -> Option<Vec<&str>> {
+            let f = one(text);
+            let root = &f.documents[0].root;
+            let node = root.get("a").or_else(|| root.path(&["k", "a"])).unwrap();
+            let ranges = node.literal_lines(text)?;
+            Some(ranges.into_iter().map(|r| &text[r]).collect())
+        }
+        let want = Some(vec!["p, x", "# c", "p, y"]);
+        assert_eq!(lines("a: |\n  p, x\n  # c\n\n  p, y\nb: 1\n"), want);
+        assert_eq!(lines("a: |-\r\n  p, x\r\n  # c\r\n\r\n  p, y\r\n"), want);
+        assert_eq!(
+            lines("a: |+ # header\n\n\n  p, x\n    # c\n  p, y\n\n\n"),
+            want
+        );
+        assert_eq!(lines("a: |4\n      p, x\n    # c\n     \n    p, y\n"), want);
+        assert_eq!(
+            lines("k:\n  a: |2-\n      \n    p, x\n    # c\n    p, y"),
+            want
+        );
+        assert_eq!(
+            lines("a: |\n  # p, x\n  p, x\n"),
+            Some(vec!["# p, x", "p, x"])
+        );
+        assert_eq!(lines("k:\n  a: |2-\n\n    p, x\n    # c\n    p, y"), want);
+        assert_eq!(lines("a: \"p, x\\n# c\\np, y\"\n"), None);
+        assert_eq!(lines("a: >\n  p, x\n  # c\n"), None);
+        assert_eq!(lines("a: |\nb: 1\n"), Some(vec![]));
     }
 
     #[test]

@@ -17,3 +17,9 @@ pub fn rbac_data(obj: &Object) -> Option<&Node> {
         None
     }
 }
+
+/// Whether a key of argocd-rbac-cm's data holds policy CSV: `policy.csv`, or a
+/// `policy.<name>.csv` key, which Argo CD reads with it.
+pub fn is_policy_key(key: &str) -> bool {
+    key == "policy.csv" || (key.starts_with("policy.") && key.ends_with(".csv"))
+}

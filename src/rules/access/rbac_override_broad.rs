@@ -1,8 +1,8 @@
-use super::rbac_data;
+use super::{is_policy_key, rbac_data};
 use crate::model::Object;
 use crate::rules::project::Repos;
 use crate::rules::{rule, Cx, Sink, Version};
-use crate::yaml::Node;
+use crate::yaml::{Node, Span};
 
 rule! {
     id: "rbac-override-broad",
@@ -30,8 +30,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             .iter()
             .any(|&f| repos.of(f) == mine);
     for e in data.entries() {
-        let key = e.key.as_str().unwrap_or("");
-        if key == "policy.csv" || (key.starts_with("policy.") && key.ends_with(".csv")) {
+        if is_policy_key(e.key.as_str().unwrap_or("")) {
             check_policy(cx, out, &e.value, default_role, revisions);
         }
     }
@@ -39,14 +38,33 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
 
 fn check_policy(cx: &Cx, out: &mut Sink, node: &Node, default_role: Option<&str>, revisions: bool) {
     let Some(text) = node.as_str() else { return };
-    let mut from = 0;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
+    let file = &cx.sources.get(node.span.file).text;
+    // A literal block's lines are where they are written: a finding points at its own line
+    // (where a suppression line above it can reach it), not at the first text that reads the
+    // same. Other scalars are searched for each line in turn.
+    let lines: Vec<(&str, Span)> = match node.literal_lines(file) {
+        Some(ranges) => ranges
+            .into_iter()
+            .map(|r| (&file[r.clone()], Span::new(node.span.file, r.start, r.end)))
+            .collect(),
+        None => {
+            let mut from = 0;
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(|line| {
+                    let span = cx.span_in(node, line, from);
+                    from = (span.end.saturating_sub(node.span.start)) as usize;
+                    (line, span)
+                })
+                .collect()
+        }
+    };
+    for (line, span) in lines {
+        // Lines starting with `#` are comments to Argo CD (`util/rbac/rbac.go` `loadPolicyLine`).
+        if line.starts_with('#') {
             continue;
         }
-        let span = cx.span_in(node, line, from);
-        from = (span.end.saturating_sub(node.span.start)) as usize;
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         // Argo CD loads a `p` line only with exactly six fields (`util/rbac/rbac.go`
         // `loadPolicyLine`); any other count makes it refuse the whole policy, so such a line
