@@ -9,7 +9,6 @@ use miette::{
     MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
 };
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -248,18 +247,9 @@ impl Reporter for Human {
         if settings.verbose {
             super::write_not_rendered(outcome, out)?;
         }
-        if settings.statistics {
-            let mut by_rule: BTreeMap<&str, (Severity, usize)> = BTreeMap::new();
-            for f in &outcome.findings {
-                let e = by_rule.entry(f.rule).or_insert((f.severity, 0));
-                e.0 = e.0.max(f.severity);
-                e.1 += 1;
-            }
-            let mut rows: Vec<_> = by_rule.into_iter().collect();
-            rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
-            for (rule, (sev, n)) in rows {
-                writeln!(out, "{n:>6}  {rule:<40} {sev}")?;
-            }
+        if settings.statistics && !outcome.findings.is_empty() {
+            writeln!(out, "{}:", super::STATISTICS_HEADING)?;
+            super::write_statistics(&super::statistics(outcome), out)?;
             writeln!(out)?;
         }
         let s = &outcome.summary;
