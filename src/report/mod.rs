@@ -226,7 +226,8 @@ pub fn statistics(outcome: &Outcome) -> Vec<RuleStatistics> {
     }
     let mut rows: Vec<RuleStatistics> = by_rule.into_values().collect();
     for row in &mut rows {
-        row.severities.sort_by(|a, b| b.0.cmp(&a.0));
+        row.severities
+            .sort_by_key(|&(severity, _)| std::cmp::Reverse(severity));
     }
     rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(b.rule)));
     rows

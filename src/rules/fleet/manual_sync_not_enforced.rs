@@ -42,7 +42,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let help = if cx.version.is_some_and(|v| v < Version::new(3, 1)) {
                 "Argo CD before 3.1 has no way to enforce manual sync from the parent; a deny sync window on the child is the enforceable pause"
             } else {
-                "write `automated: {enabled: false}` (Argo CD 3.1+) so the parent enforces manual sync"
+                "write `automated: {enabled: false}` (Argo CD 3.1 or later) so the parent enforces manual sync"
             };
             let f = out.report(
                 span,
