@@ -47,7 +47,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let f = out.report(
                 span,
                 format!(
-                    "{} leaves auto-sync off by omitting `automated`; its parent {} does not enforce that, so anyone can turn auto-sync on in the cluster and it stays on",
+                    "{} leaves auto-sync off by omitting `automated`; its parent, Application {}, does not enforce that, so anyone can turn auto-sync on in the cluster and it stays on",
                     obj.display(),
                     app_name(g, a)
                 ),
