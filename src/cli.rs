@@ -162,7 +162,8 @@ pub struct LintArgs {
     /// config's `fail-on`].
     #[arg(long, value_enum, help_heading = "Output")]
     pub fail_on: Option<FailOn>,
-    /// Print the number of findings per rule.
+    /// Count the findings per rule, with the severities they were reported at, in any
+    /// `--format`: a table after the findings, or data in JSON, SARIF and JUnit.
     #[arg(long, help_heading = "Output")]
     pub statistics: bool,
     /// Never use colors (NO_COLOR is honoured too).
@@ -978,7 +979,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     let cut_short = outcome.summary.cut_short();
     if cut_short > 0 && fail_on.threshold().is_some() {
         eprintln!(
-            "gitops-lint: {cut_short} file(s) not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked"
+            "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
+            report::plural(cut_short, "file", "files")
         );
     }
     let failing = fail_on

@@ -71,7 +71,12 @@ impl std::fmt::Display for SkipReason {
                     "file is {size} bytes, over the {limit}-byte limit (--max-file-size)"
                 )
             }
-            SkipReason::HelmTemplate => write!(f, "Helm chart template (not rendered)"),
+            SkipReason::HelmTemplate => {
+                write!(
+                    f,
+                    "a Helm chart's template, which gitops-lint does not render"
+                )
+            }
             SkipReason::Template => write!(
                 f,
                 "not YAML until a template engine renders its {{{{ }}}} (not a chart's template, \

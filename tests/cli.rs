@@ -377,6 +377,7 @@ fn ci_formats_are_stable() {
     assert!(out.stdout.contains("Checked "), "{}", out.stdout);
     let xml = std::fs::read_to_string(&file).unwrap();
     assert!(xml.starts_with("<?xml"), "{xml}");
+    common::parse_xml(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
 }
 
 #[test]
@@ -946,7 +947,7 @@ fn graph_labels_ref_sources_and_reads_a_subfolder_in_its_repository() {
     );
     let whole = run_in(repo, &["graph"], Duration::from_secs(60));
     assert_eq!(whole.code, 0, "{}", whole.stderr);
-    let want = "Application argocd/web  [apps/web.yaml:1]\n    source: services/web/overlays/prod (kustomize)\n    source: ref `values` (this repository: value files the other sources name as `$values/...`)\n    renders → ConfigMap 1\n";
+    let want = "Application argocd/web  [apps/web.yaml:1]\n    source: services/web/overlays/prod, built with kustomize\n    source: ref `values`, this repository, where the other sources read value files as `$values/...`\n    renders 1 ConfigMap\n";
     assert_eq!(whole.stdout, want);
     let sub = run_in(repo, &["graph", "apps"], Duration::from_secs(60));
     assert_eq!(sub.stdout, want, "graph apps");
@@ -958,4 +959,261 @@ fn graph_labels_ref_sources_and_reads_a_subfolder_in_its_repository() {
     );
     let none = run_in(repo, &["graph", "services"], Duration::from_secs(60));
     assert_eq!(none.stdout, "No Applications found.\n");
+}
+
+/// One rule reported at two severities (info where the autoscaler's bounds pin the count,
+/// error where self-heal fights it), beside the example repository's findings.
+const STATISTICS_PATHS: [&str; 3] = [
+    "fixtures/rules/hpa-replicas-conflict/fires-pinned-replicas",
+    "fixtures/rules/hpa-replicas-conflict/fires-overlay-patch",
+    EXAMPLE,
+];
+
+fn with_statistics(format: &str, extra: &[&str]) -> common::Run {
+    let mut args = vec!["--statistics", "--format", format, "--fail-on", "never"];
+    args.extend_from_slice(extra);
+    args.extend(STATISTICS_PATHS);
+    let out = run(&args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out
+}
+
+/// The statistics rows a JSON report's findings call for: per rule, its count, its findings
+/// by severity and its fixes by applicability; most findings first, then by rule id.
+fn statistics_of(report: &serde_json::Value) -> serde_json::Value {
+    use std::collections::BTreeMap;
+    let mut rows: BTreeMap<String, (u64, BTreeMap<String, u64>, u64, u64)> = BTreeMap::new();
+    for f in report["findings"].as_array().unwrap() {
+        let row = rows.entry(f["rule"].as_str().unwrap().into()).or_default();
+        row.0 += 1;
+        *row.1
+            .entry(f["severity"].as_str().unwrap().into())
+            .or_default() += 1;
+        match f["fix"]["applicability"].as_str() {
+            Some("safe") => row.2 += 1,
+            Some("unsafe") => row.3 += 1,
+            _ => {}
+        }
+    }
+    let mut rows: Vec<_> = rows.into_iter().collect();
+    rows.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    rows.into_iter()
+        .map(|(rule, (count, severities, fixable, fixable_unsafe))| {
+            serde_json::json!({
+                "rule": rule,
+                "count": count,
+                "severities": severities,
+                "fixable": fixable,
+                "fixable_unsafe": fixable_unsafe,
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn statistics_in_json_count_the_findings_as_reported() {
+    let report = json(&with_statistics("json", &[]));
+    assert_eq!(report["statistics"], statistics_of(&report), "{report:#}");
+    let rows = report["statistics"].as_array().unwrap();
+    let hpa = rows
+        .iter()
+        .find(|r| r["rule"] == "hpa-replicas-conflict")
+        .unwrap();
+    assert_eq!(
+        hpa["severities"],
+        serde_json::json!({"error": 1, "info": 1}),
+        "{hpa}"
+    );
+    assert!(rows.iter().any(|r| r["fixable"].as_u64() > Some(0)));
+    assert!(rows.iter().any(|r| r["fixable_unsafe"].as_u64() > Some(0)));
+    // The config's severity overrides are what the rows show, as the findings do.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        "repo-urls: [https://github.com/example-org/gitops.git, https://github.com/example/fleet.git]\nrules:\n  severity:\n    hpa-replicas-conflict: warning\n    secret-in-git: info\n",
+    )
+    .unwrap();
+    let report = json(&with_statistics(
+        "json",
+        &["--config", config.to_str().unwrap()],
+    ));
+    assert_eq!(report["statistics"], statistics_of(&report), "{report:#}");
+    let severities = |rule: &str| {
+        report["statistics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["rule"] == rule)
+            .map(|r| r["severities"].clone())
+    };
+    assert_eq!(
+        severities("hpa-replicas-conflict"),
+        Some(serde_json::json!({"warning": 2}))
+    );
+    assert_eq!(
+        severities("secret-in-git"),
+        Some(serde_json::json!({"info": 1}))
+    );
+    // Without --statistics the document is as before.
+    let out = run(&["--format", "json", "--fail-on", "never", EXAMPLE]);
+    assert!(json(&out).get("statistics").is_none());
+}
+
+#[test]
+fn statistics_in_the_text_formats() {
+    let report = json(&with_statistics("json", &[]));
+    let rows = report["statistics"].as_array().unwrap();
+    let concise = with_statistics("concise", &[]).stdout;
+    // The findings' lines stay as they were; the table follows them.
+    let findings = run(&[
+        "--format",
+        "concise",
+        "--fail-on",
+        "never",
+        STATISTICS_PATHS[0],
+        STATISTICS_PATHS[1],
+        EXAMPLE,
+    ])
+    .stdout;
+    let table = concise
+        .strip_prefix(findings.as_str())
+        .unwrap_or_else(|| panic!("{concise}"));
+    let table = table
+        .strip_prefix("\nFindings by rule:\n")
+        .unwrap_or_else(|| panic!("{table}"));
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), rows.len() + 1, "{table}");
+    // Columns are at least two spaces apart; a cell's own words one.
+    let cells = |line: &str| -> Vec<String> {
+        line.split("  ")
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(
+        cells(lines[0]),
+        ["findings", "rule", "severity", "fixable"],
+        "{table}"
+    );
+    let mut by_rule = std::collections::BTreeMap::new();
+    for (line, row) in lines[1..].iter().zip(rows) {
+        let cells = cells(line);
+        assert_eq!(cells[0], row["count"].to_string(), "{line}");
+        assert_eq!(cells[1], row["rule"], "{line}");
+        by_rule.insert(cells[1].clone(), cells[2..].to_vec());
+    }
+    assert_eq!(by_rule["hpa-replicas-conflict"], ["1 error, 1 info"]);
+    assert_eq!(by_rule["secret-in-git"], ["error"]);
+    assert_eq!(by_rule["automated-misuse"], ["error", "1 with --fix"]);
+    assert_eq!(
+        by_rule["self-heal-disabled"],
+        ["warning", "1 with --fix --unsafe-fixes"]
+    );
+
+    // The human report shows the same table before its summary.
+    let human = with_statistics("human", &[]).stdout;
+    assert!(
+        human.contains(&format!("\n\nFindings by rule:\n{table}\n")),
+        "{human}"
+    );
+    assert!(human.contains("\nChecked "), "{human}");
+
+    // GitHub: the annotations as before, then the table in a folded group of plain lines;
+    // no line of it reads as a workflow command.
+    let github = with_statistics("github", &[]).stdout;
+    let (annotations, group) = github
+        .split_once("::group::Findings by rule\n")
+        .unwrap_or_else(|| panic!("{github}"));
+    assert!(annotations.lines().all(|l| l.starts_with("::")));
+    assert_eq!(group, format!("{table}::endgroup::\n"));
+    assert!(table.lines().all(|l| !l.trim_start().starts_with("::")));
+
+    // No findings, no table.
+    let clean = "fixtures/rules/hpa-replicas-conflict/ok-no-replicas";
+    for format in ["human", "concise", "github", "junit"] {
+        let out = run(&["--statistics", "--format", format, clean]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(!out.stdout.contains("Findings by rule"), "{}", out.stdout);
+        assert!(!out.stdout.contains("<properties>"), "{}", out.stdout);
+    }
+}
+
+#[test]
+fn statistics_in_junit_are_suite_properties() {
+    let report = json(&with_statistics("json", &[]));
+    let xml = with_statistics("junit", &[]).stdout;
+    let root = common::parse_xml(&xml).unwrap_or_else(|e| panic!("{e}\n{xml}"));
+    assert_eq!(root.name, "testsuites");
+    let suite = &root.children[0];
+    assert_eq!(suite.name, "testsuite");
+    // JUnit's schema puts the properties first in the suite.
+    let properties = &suite.children[0];
+    assert_eq!(properties.name, "properties", "{xml}");
+    let got: Vec<(&str, &str)> = properties
+        .children
+        .iter()
+        .map(|p| {
+            assert_eq!(p.name, "property");
+            (p.attribute("name").unwrap(), p.attribute("value").unwrap())
+        })
+        .collect();
+    let mut want = Vec::new();
+    for row in report["statistics"].as_array().unwrap() {
+        let rule = row["rule"].as_str().unwrap();
+        want.push((rule.to_string(), row["count"].to_string()));
+        for (severity, n) in row["severities"].as_object().unwrap() {
+            want.push((format!("{rule}.{severity}"), n.to_string()));
+        }
+    }
+    // Severities are written most severe first; the JSON map is read back in name order.
+    let mut got_sorted: Vec<(String, String)> = got
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    got_sorted.sort();
+    want.sort();
+    assert_eq!(got_sorted, want, "{xml}");
+    let hpa: Vec<&(&str, &str)> = got
+        .iter()
+        .filter(|(n, _)| n.starts_with("hpa-replicas-conflict"))
+        .collect();
+    assert_eq!(
+        hpa,
+        [
+            &("hpa-replicas-conflict", "2"),
+            &("hpa-replicas-conflict.error", "1"),
+            &("hpa-replicas-conflict.info", "1")
+        ]
+    );
+    assert!(suite.children[1..].iter().all(|c| c.name == "testcase"));
+    // Without --statistics, no properties.
+    let plain = run(&["--format", "junit", "--fail-on", "never", EXAMPLE]).stdout;
+    let root = common::parse_xml(&plain).unwrap_or_else(|e| panic!("{e}\n{plain}"));
+    assert!(root.children[0]
+        .children
+        .iter()
+        .all(|c| c.name == "testcase"));
+}
+
+#[test]
+fn the_xml_check_rejects_what_is_not_xml() {
+    for bad in [
+        "<a><b></a></b>",
+        "<a x=1/>",
+        "<a>fish & chips</a>",
+        "<a/><b/>",
+        "<a x=\"1\" x=\"2\"/>",
+        "<a>",
+        "<a>\u{1}</a>",
+    ] {
+        assert!(common::parse_xml(bad).is_err(), "{bad}");
+    }
+    let ok = common::parse_xml(
+        "<?xml version=\"1.0\"?>\n<a x='&lt;1&gt;'><!-- c --><b/>t &amp; u</a>\n",
+    )
+    .unwrap();
+    assert_eq!(ok.attribute("x"), Some("<1>"));
+    assert_eq!(ok.children.len(), 1);
 }

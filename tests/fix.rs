@@ -266,7 +266,7 @@ fn without_fix_nothing_is_written_and_fixes_are_announced() {
     );
     assert!(
         run.stdout
-            .contains("fix: add `PruneLast=true` to syncOptions (with --fix --unsafe-fixes)"),
+            .contains("fix with --fix --unsafe-fixes: add `PruneLast=true` to syncOptions"),
         "{}",
         run.stdout
     );

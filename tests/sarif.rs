@@ -472,6 +472,48 @@ fn results_match_the_json_findings() {
     assert_eq!(log["runs"][0]["columnKind"], "utf16CodeUnits");
 }
 
+/// `--statistics` puts the JSON report's rows in the run's property bag, and the log stays
+/// valid; without it the run has no properties.
+#[test]
+fn statistics_are_run_properties() {
+    let schema = validator();
+    let rules = rule_ids();
+    // One rule reported at two severities, and the example repository.
+    let targets = [
+        "fixtures/rules/hpa-replicas-conflict/fires-pinned-replicas",
+        "fixtures/rules/hpa-replicas-conflict/fires-overlay-patch",
+        "fixtures/example-repo",
+    ];
+    let with = |format: &str| {
+        let mut args = vec!["--statistics", "--format", format, "--fail-on", "never"];
+        args.extend(targets);
+        let out = run(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let raw = with("sarif");
+    let log: Value = serde_json::from_str(&raw).unwrap();
+    let errors: Vec<String> = schema.iter_errors(&log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let problems = github_problems("statistics", &raw, &log, &rules);
+    assert!(problems.is_empty(), "{problems:?}");
+    let json: Value = serde_json::from_str(&with("json")).unwrap();
+    let statistics = &log["runs"][0]["properties"]["statistics"];
+    assert_eq!(statistics, &json["statistics"]);
+    let hpa = statistics
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["rule"] == "hpa-replicas-conflict")
+        .unwrap();
+    assert_eq!(
+        hpa["severities"],
+        serde_json::json!({"error": 1, "info": 1})
+    );
+    let (_, plain) = sarif("fixtures/example-repo");
+    assert!(plain["runs"][0].get("properties").is_none());
+}
+
 /// Columns are UTF-16 code units (as `columnKind` says), and paths are percent-encoded.
 #[test]
 fn columns_and_uris_outside_ascii() {

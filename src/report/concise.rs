@@ -1,4 +1,5 @@
 //! One line per finding, for grep, editors and logs: `path:line:col: severity[rule] message`.
+//! With `--statistics`, the table of findings per rule follows.
 
 use super::{place, Reporter, Settings};
 use crate::engine::Outcome;
@@ -10,7 +11,7 @@ impl Reporter for Concise {
     fn report(
         &self,
         outcome: &Outcome,
-        _settings: &Settings,
+        settings: &Settings,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         for f in &outcome.findings {
@@ -20,6 +21,13 @@ impl Reporter for Concise {
                 "{path}:{}:{}: {}[{}] {}",
                 start.line, start.column, f.severity, f.rule, f.message
             )?;
+        }
+        if settings.statistics && !outcome.findings.is_empty() {
+            // A blank line, then the table: no row starts with `path:line:col:`, so tools that
+            // read the finding lines pass over it.
+            writeln!(out)?;
+            writeln!(out, "{}:", super::STATISTICS_HEADING)?;
+            super::write_statistics(&super::statistics(outcome), out)?;
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! GitHub Actions workflow commands: each finding becomes an annotation on the pull request
 //! diff. Values are escaped as the runner requires (`%`, CR, LF; and `:`/`,` in properties).
+//! With `--statistics`, the table of findings per rule follows in a folded log group.
 
 use super::{place, Reporter, Settings};
 use crate::engine::Outcome;
@@ -22,7 +23,7 @@ impl Reporter for Github {
     fn report(
         &self,
         outcome: &Outcome,
-        _settings: &Settings,
+        settings: &Settings,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         for f in &outcome.findings {
@@ -48,6 +49,14 @@ impl Reporter for Github {
                 escape_property(f.rule),
                 escape_data(&message)
             )?;
+        }
+        if settings.statistics && !outcome.findings.is_empty() {
+            // Plain lines: the runner shows them in the log as they are (only lines that
+            // start with `::` are commands), where an annotation each would crowd out the
+            // findings' own. The group folds them under one line.
+            writeln!(out, "::group::{}", super::STATISTICS_HEADING)?;
+            super::write_statistics(&super::statistics(outcome), out)?;
+            writeln!(out, "::endgroup::")?;
         }
         Ok(())
     }

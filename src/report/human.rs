@@ -9,7 +9,6 @@ use miette::{
     MietteSpanContents, NamedSource, SourceCode, SourceSpan, SpanContents,
 };
 use rayon::prelude::*;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -21,6 +20,95 @@ struct Diag<'a> {
     source: NamedSource<Windowed>,
     /// miette's own help footer; the report leaves it empty and writes [`Footer`] instead.
     help: Option<String>,
+    /// The labels' texts as shown (the primary one first, then the others in this file):
+    /// the finding's own, or broken into lines by [`wrap_labels`].
+    labels: Vec<String>,
+}
+
+impl<'a> Diag<'a> {
+    fn new(finding: &'a Finding, source: NamedSource<Windowed>) -> Diag<'a> {
+        let file = finding.primary.span.file;
+        let labels = std::iter::once(&finding.primary)
+            .chain(finding.secondary.iter().filter(|l| l.span.file == file))
+            .map(|l| l.message.clone())
+            .collect();
+        Diag {
+            finding,
+            source,
+            help: None,
+            labels,
+        }
+    }
+}
+
+/// The narrowest a wrapped label gets, however far right its span puts it.
+const MIN_LABEL_WIDTH: usize = 20;
+
+/// The labels broken into lines that fit `width`, or `None` when they all fit already.
+///
+/// miette writes each label on one line after the snippet's gutter and the marker under its
+/// span, however long, but a label of several lines one under the other from the same column.
+/// Where that column is depends on the line numbers, the gutter and the span's place in its
+/// line: it is read from the diagnostic as first rendered (`rendered`), as the column where
+/// the label's text starts on its row.
+fn wrap_labels(rendered: &str, labels: &[String], width: usize) -> Option<Vec<String>> {
+    if rendered
+        .lines()
+        .all(|l| textwrap::core::display_width(l) <= width)
+    {
+        return None;
+    }
+    let plain = strip_ansi(rendered);
+    // A row under a source line starts with the gutter's break mark; a source line with its
+    // line number.
+    let rows: Vec<&str> = plain
+        .lines()
+        .filter(|l| l.trim_start().starts_with(['·', ':']))
+        .collect();
+    let mut changed = false;
+    let wrapped = labels
+        .iter()
+        .map(|label| {
+            if label.is_empty() || label.contains('\n') {
+                return label.clone();
+            }
+            let own = textwrap::core::display_width(label);
+            let start = rows
+                .iter()
+                .filter_map(|row| row.strip_suffix(label.as_str()))
+                .filter(|before| before.ends_with(' '))
+                .map(textwrap::core::display_width)
+                .max();
+            match start {
+                Some(column) if column + own > width => {
+                    let room = width.saturating_sub(column).max(MIN_LABEL_WIDTH);
+                    let lines = textwrap::wrap(label, textwrap::Options::new(room));
+                    changed |= lines.len() > 1;
+                    lines.join("\n")
+                }
+                _ => label.clone(),
+            }
+        })
+        .collect();
+    changed.then_some(wrapped)
+}
+
+/// `text` without its color codes (`ESC [ ... m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The help footer miette writes under a diagnostic (`  help: ` and the help text, wrapped to
@@ -197,14 +285,15 @@ impl Diagnostic for Diag<'_> {
         let span =
             |s: crate::yaml::Span| SourceSpan::from((s.start as usize, (s.end - s.start) as usize));
         let primary = LabeledSpan::new_primary_with_span(
-            Some(f.primary.message.clone()).filter(|m| !m.is_empty()),
+            self.labels.first().filter(|m| !m.is_empty()).cloned(),
             span(f.primary.span),
         );
         let others = f
             .secondary
             .iter()
             .filter(|l| l.span.file == f.primary.span.file)
-            .map(move |l| LabeledSpan::new_with_span(Some(l.message.clone()), span(l.span)));
+            .zip(self.labels.iter().skip(1))
+            .map(move |(l, text)| LabeledSpan::new_with_span(Some(text.clone()), span(l.span)));
         Some(Box::new(std::iter::once(primary).chain(others)))
     }
 }
@@ -239,7 +328,7 @@ impl Reporter for Human {
         let rendered: Vec<String> = outcome
             .findings
             .par_iter()
-            .map(|f| render_one(outcome, &handler, &footer, &texts, f))
+            .map(|f| render_one(outcome, &handler, &footer, &texts, settings.width, f))
             .collect();
         for r in rendered {
             writeln!(out, "{}", r.trim_end())?;
@@ -248,18 +337,9 @@ impl Reporter for Human {
         if settings.verbose {
             super::write_not_rendered(outcome, out)?;
         }
-        if settings.statistics {
-            let mut by_rule: BTreeMap<&str, (Severity, usize)> = BTreeMap::new();
-            for f in &outcome.findings {
-                let e = by_rule.entry(f.rule).or_insert((f.severity, 0));
-                e.0 = e.0.max(f.severity);
-                e.1 += 1;
-            }
-            let mut rows: Vec<_> = by_rule.into_iter().collect();
-            rows.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(a.0.cmp(b.0)));
-            for (rule, (sev, n)) in rows {
-                writeln!(out, "{n:>6}  {rule:<40} {sev}")?;
-            }
+        if settings.statistics && !outcome.findings.is_empty() {
+            writeln!(out, "{}:", super::STATISTICS_HEADING)?;
+            super::write_statistics(&super::statistics(outcome), out)?;
             writeln!(out)?;
         }
         let s = &outcome.summary;
@@ -331,6 +411,7 @@ fn render_one(
     handler: &GraphicalReportHandler,
     footer: &Footer,
     texts: &HashMap<u32, Arc<String>>,
+    width: usize,
     f: &Finding,
 ) -> String {
     let file = f.primary.span.file;
@@ -349,17 +430,26 @@ fn render_one(
         add_line(&mut help, format!("see {note}"));
     }
     if f.occurrences > 1 || !f.applications.is_empty() {
-        let mut context = Vec::new();
-        if !f.applications.is_empty() {
-            context.push(format!("in {}", f.applications.join(", ")));
-        }
-        if f.occurrences > 1 {
-            context.push(format!(
-                "{} rendered objects share this line",
-                f.occurrences
-            ));
-        }
-        let note = format!("({})", context.join("; "));
+        let shared = format!("{} rendered objects share this line", f.occurrences);
+        let note = match f.applications.as_slice() {
+            [] => shared,
+            apps => {
+                let which = format!(
+                    "found in {} {}",
+                    if apps.len() == 1 {
+                        "Application"
+                    } else {
+                        "Applications"
+                    },
+                    and_list(apps)
+                );
+                if f.occurrences > 1 {
+                    format!("{which}, where {shared}")
+                } else {
+                    which
+                }
+            }
+        };
         add_line(&mut help, note);
     }
     if let Some(fix) = &f.fix {
@@ -367,18 +457,21 @@ fn render_one(
             crate::fix::Applicability::Safe => "--fix",
             crate::fix::Applicability::Unsafe => "--fix --unsafe-fixes",
         };
-        let note = format!("fix: {} (with {how})", fix.message);
-        add_line(&mut help, note);
+        add_line(&mut help, format!("fix with {how}: {}", fix.message));
     }
     // miette writes the help last (this diagnostic has no related ones): the footer is added
     // after its report instead.
-    let diag = Diag {
-        finding: f,
-        source: NamedSource::new(path, Windowed(text)),
-        help: None,
-    };
+    let mut diag = Diag::new(f, NamedSource::new(path, Windowed(text)));
     let mut rendered = String::new();
-    let written = handler.render_report(&mut rendered, &diag).and_then(|()| {
+    let mut written = handler.render_report(&mut rendered, &diag);
+    if written.is_ok() {
+        if let Some(labels) = wrap_labels(&rendered, &diag.labels, width) {
+            diag.labels = labels;
+            rendered.clear();
+            written = handler.render_report(&mut rendered, &diag);
+        }
+    }
+    let written = written.and_then(|()| {
         help.map_or(Ok(()), |h| {
             use std::fmt::Write as _;
             writeln!(rendered, "{}", footer.render(&h))
@@ -395,6 +488,15 @@ fn render_one(
         );
     }
     rendered
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
 }
 
 /// Adds a line under the help text.
@@ -415,7 +517,7 @@ mod tests {
         let helps = [
             "short",
             "set `spec.syncPolicy.automated.selfHeal: true` and add `RespectIgnoreDifferences=true` to syncOptions so that the ignore holds",
-            "first line\n(in svc-0001-prod, svc-0002-prod)\nfix: write `true` (with --fix)",
+            "first line\nfound in Applications svc-0001-prod and svc-0002-prod\nfix with --fix: write `true`",
             "before an empty line\n\nafter it",
             "a-very-long-hyphenated-identifier-that-does-not-fit-anywhere-at-all-in-a-narrow-terminal and more",
             "ünïcödé wörds, 漢字の説明文、 and emoji 🚀 in a line long enough to be wrapped somewhere along it",
@@ -435,9 +537,8 @@ mod tests {
         );
         let text = Arc::new("a: 1\nb: 2\n".to_string());
         let diag = |help: Option<&str>| Diag {
-            finding: &finding,
-            source: NamedSource::new("f.yaml", Windowed(text.clone())),
             help: help.map(str::to_string),
+            ..Diag::new(&finding, NamedSource::new("f.yaml", Windowed(text.clone())))
         };
         for theme in themes {
             for width in [4, 9, 10, 11, 20, 40, 80, 100, 200] {
@@ -454,6 +555,70 @@ mod tests {
                     writeln!(ours, "{}", footer.render(help)).unwrap();
                     assert_eq!(ours, theirs, "width {width}, help {help:?}");
                 }
+            }
+        }
+    }
+
+    /// A label too long for the terminal is broken into lines from its own column, in every
+    /// theme; one that fits stays on its line.
+    #[test]
+    fn labels_wrap_to_the_width() {
+        let text = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: a\nspec:\n  syncPolicy:\n    automated: {}\n";
+        let opts = crate::engine::Options::new(vec!["/r".into()]);
+        let loaded = crate::engine::load_memory(
+            vec![("/r/app.yaml".into(), text.as_bytes().to_vec())],
+            "/r".into(),
+            &opts,
+        );
+        let mut outcome = crate::engine::lint(&opts, loaded, std::time::Instant::now());
+        let start = text.find("automated").unwrap();
+        let mut finding = Finding::new(
+            "some-rule",
+            Severity::Warning,
+            crate::yaml::Span::new(0, start, start + 9),
+            "the message",
+        );
+        let long = "a label with enough words in it to run well past the edge of a narrow terminal";
+        finding.primary.message = long.into();
+        let at = text.find("name: a").unwrap();
+        finding.secondary.push(crate::finding::Label {
+            span: crate::yaml::Span::new(0, at, at + 4),
+            message: "short".into(),
+        });
+        outcome.findings = vec![finding];
+        for (unicode, color) in [(true, true), (true, false), (false, false)] {
+            for width in [50, 60, 80, 200] {
+                let settings = Settings {
+                    color,
+                    unicode,
+                    width,
+                    quiet: true,
+                    ..Settings::default()
+                };
+                let mut out = Vec::new();
+                Human.report(&outcome, &settings, &mut out).unwrap();
+                let out = strip_ansi(&String::from_utf8(out).unwrap());
+                let rows: Vec<&str> = out
+                    .lines()
+                    .filter(|l| l.trim_start().starts_with(['·', ':']))
+                    .collect();
+                for row in &rows {
+                    assert!(
+                        textwrap::core::display_width(row) <= width,
+                        "width {width}: {row:?}\n{out}"
+                    );
+                }
+                // The label's words, in order, over as many rows as it needed: each row's
+                // text after the last drawing character, underlines left out.
+                let tails: Vec<&str> = rows
+                    .iter()
+                    .filter_map(|r| r.rsplit_once(['─', '┤', '│', '-', '|']))
+                    .map(|(_, tail)| tail.trim())
+                    .filter(|t| t.chars().any(char::is_alphabetic) && *t != "short")
+                    .collect();
+                assert_eq!(tails.join(" "), long, "width {width}\n{out}");
+                assert_eq!(tails.len() > 1, width < 100, "width {width}\n{out}");
+                assert!(rows.iter().any(|r| r.ends_with(" short")), "{out}");
             }
         }
     }

@@ -109,6 +109,9 @@ struct Report<'a> {
     tool: Tool,
     findings: Vec<JsonFinding<'a>>,
     summary: Summary,
+    /// Findings per rule, with `--statistics` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    statistics: Option<Vec<super::RuleStatistics>>,
 }
 
 pub struct Json;
@@ -134,7 +137,7 @@ impl Reporter for Json {
     fn report(
         &self,
         outcome: &Outcome,
-        _settings: &Settings,
+        settings: &Settings,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let findings = outcome
@@ -218,6 +221,7 @@ impl Reporter for Json {
                 baselined: s.baselined,
                 baseline_stale: outcome.stale.len(),
             },
+            statistics: settings.statistics.then(|| super::statistics(outcome)),
         };
         serde_json::to_writer_pretty(&mut *out, &report)?;
         writeln!(out)

@@ -1,5 +1,6 @@
 //! JUnit XML: a test case per finding (failed at warning and above) and a passing one per
 //! clean file, so CI systems that read test reports show the findings next to the tests.
+//! With `--statistics`, the suite's properties count the findings per rule.
 
 use super::{place, Reporter, Settings};
 use crate::engine::Outcome;
@@ -30,7 +31,7 @@ impl Reporter for Junit {
     fn report(
         &self,
         outcome: &Outcome,
-        _settings: &Settings,
+        settings: &Settings,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let mut by_file: BTreeMap<String, Vec<&crate::finding::Finding>> = BTreeMap::new();
@@ -56,6 +57,21 @@ impl Reporter for Junit {
             out,
             r#"  <testsuite name="gitops-lint" tests="{tests}" failures="{failures}" errors="0" skipped="0">"#
         )?;
+        if settings.statistics && !outcome.findings.is_empty() {
+            // JUnit's place for named values: first in the suite. A property per rule holds
+            // its count, and one per severity it was reported at holds that count.
+            writeln!(out, "    <properties>")?;
+            for row in super::statistics(outcome) {
+                let property = |name: &str, value: usize| {
+                    format!(r#"      <property name="{}" value="{value}"/>"#, xml(name))
+                };
+                writeln!(out, "{}", property(row.rule, row.count))?;
+                for (severity, n) in &row.severities {
+                    writeln!(out, "{}", property(&format!("{}.{severity}", row.rule), *n))?;
+                }
+            }
+            writeln!(out, "    </properties>")?;
+        }
         for (path, findings) in &by_file {
             if findings.is_empty() {
                 writeln!(

@@ -10,6 +10,7 @@ pub mod sarif;
 pub mod tree;
 
 use crate::engine::Outcome;
+use crate::finding::Severity;
 use crate::redact::Secrets;
 use std::io::{self, Write};
 
@@ -170,6 +171,132 @@ pub fn fixable(outcome: &Outcome) -> (usize, usize) {
         }
     }
     counts
+}
+
+/// One rule's share of the reported findings, for `--statistics`: every format shows these
+/// rows, so they are counted here once.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct RuleStatistics {
+    pub rule: &'static str,
+    pub count: usize,
+    /// The severities the rule's findings were reported at (after the config's overrides),
+    /// most severe first, each with its count; severities no finding has are left out.
+    #[serde(serialize_with = "severity_counts")]
+    pub severities: Vec<(Severity, usize)>,
+    /// Findings that `--fix` cures, and those that need `--unsafe-fixes` as well.
+    pub fixable: usize,
+    pub fixable_unsafe: usize,
+}
+
+/// `[(error, 2), (info, 1)]` as `{"error": 2, "info": 1}`, in that order.
+fn severity_counts<S: serde::Serializer>(
+    counts: &[(Severity, usize)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(counts.len()))?;
+    for (severity, n) in counts {
+        map.serialize_entry(severity.as_str(), n)?;
+    }
+    map.end()
+}
+
+/// The reported findings counted by rule: most findings first, then by rule id.
+pub fn statistics(outcome: &Outcome) -> Vec<RuleStatistics> {
+    let mut by_rule: std::collections::BTreeMap<&'static str, RuleStatistics> =
+        std::collections::BTreeMap::new();
+    for f in &outcome.findings {
+        let row = by_rule.entry(f.rule).or_insert_with(|| RuleStatistics {
+            rule: f.rule,
+            count: 0,
+            severities: Vec::new(),
+            fixable: 0,
+            fixable_unsafe: 0,
+        });
+        row.count += 1;
+        match row.severities.iter_mut().find(|(s, _)| *s == f.severity) {
+            Some((_, n)) => *n += 1,
+            None => row.severities.push((f.severity, 1)),
+        }
+        match f.fix.as_ref().map(|fix| fix.applicability) {
+            Some(crate::fix::Applicability::Safe) => row.fixable += 1,
+            Some(crate::fix::Applicability::Unsafe) => row.fixable_unsafe += 1,
+            None => {}
+        }
+    }
+    let mut rows: Vec<RuleStatistics> = by_rule.into_values().collect();
+    for row in &mut rows {
+        row.severities
+            .sort_by_key(|&(severity, _)| std::cmp::Reverse(severity));
+    }
+    rows.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(b.rule)));
+    rows
+}
+
+/// `2 errors`, `1 warning`, `3 info`.
+pub fn severity_count(severity: Severity, n: usize) -> String {
+    match severity {
+        Severity::Error => plural(n, "error", "errors"),
+        Severity::Warning => plural(n, "warning", "warnings"),
+        Severity::Info => format!("{n} info"),
+    }
+}
+
+/// What the statistics table is titled in the text formats.
+pub const STATISTICS_HEADING: &str = "Findings by rule";
+
+/// The statistics as a table for people: a header, then a row per rule with its count, the
+/// severities it was reported at (with a count each when there are several) and, when any
+/// finding has a fix, how many `--fix` cures. Nothing when there are no findings.
+pub fn write_statistics(rows: &[RuleStatistics], out: &mut dyn Write) -> io::Result<()> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let cells: Vec<[String; 4]> = rows
+        .iter()
+        .map(|r| {
+            let severity = match r.severities.as_slice() {
+                [(one, _)] => one.to_string(),
+                many => many
+                    .iter()
+                    .map(|&(s, n)| severity_count(s, n))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            };
+            let fixable = match (r.fixable, r.fixable_unsafe) {
+                (0, 0) => String::new(),
+                (n, 0) => format!("{n} with --fix"),
+                (0, u) => format!("{u} with --fix --unsafe-fixes"),
+                (n, u) => format!("{n} with --fix, {u} more with --unsafe-fixes"),
+            };
+            [r.count.to_string(), r.rule.to_string(), severity, fixable]
+        })
+        .collect();
+    let mut header = ["findings", "rule", "severity", "fixable"];
+    if cells.iter().all(|c| c[3].is_empty()) {
+        header[3] = "";
+    }
+    let width = |i: usize| {
+        cells
+            .iter()
+            .map(|c| c[i].len())
+            .chain([header[i].len()])
+            .max()
+            .unwrap_or(0)
+    };
+    let (count, rule, severity) = (width(0), width(1), width(2));
+    let line = |c: [&str; 4]| {
+        let text = format!(
+            "{:>count$}  {:<rule$}  {:<severity$}  {}",
+            c[0], c[1], c[2], c[3]
+        );
+        text.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(header))?;
+    for c in &cells {
+        writeln!(out, "{}", line([&c[0], &c[1], &c[2], &c[3]]))?;
+    }
+    Ok(())
 }
 
 /// `1 file`, `2 files`.

@@ -54,6 +54,14 @@ struct Run<'a> {
     artifacts: Vec<Artifact>,
     column_kind: &'static str,
     results: Vec<SarifResult<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<RunProperties>,
+}
+
+/// The run's property bag: findings per rule, with `--statistics` only.
+#[derive(Serialize)]
+struct RunProperties {
+    statistics: Vec<super::RuleStatistics>,
 }
 
 #[derive(Serialize)]
@@ -602,7 +610,7 @@ impl Reporter for Sarif {
     fn report(
         &self,
         outcome: &Outcome,
-        _settings: &Settings,
+        settings: &Settings,
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let artifacts = Artifacts::collect(outcome);
@@ -633,6 +641,9 @@ impl Reporter for Sarif {
                 artifacts: artifacts.list,
                 column_kind: "utf16CodeUnits",
                 results,
+                properties: settings.statistics.then(|| RunProperties {
+                    statistics: super::statistics(outcome),
+                }),
             }],
         };
         serde_json::to_writer_pretty(&mut *out, &log)?;

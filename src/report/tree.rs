@@ -36,24 +36,56 @@ fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
 fn describe(kind: &SourceKind, repo: &crate::render::repo::Repo) -> String {
     let rel = |p: &std::path::Path| repo.relative(p);
     match kind {
-        SourceKind::External(url) => format!("external {url}"),
-        SourceKind::Kustomize(p) => format!("{} (kustomize)", rel(p)),
-        SourceKind::Directory(p) => format!("{} (directory)", rel(p)),
-        SourceKind::NotRendered(why) => format!("not rendered: {why}"),
-        SourceKind::Missing(p) => format!("{} (missing)", rel(p)),
-        SourceKind::Ref(name) => {
-            format!("ref `{name}` (this repository: value files the other sources name as `${name}/...`)")
+        SourceKind::External(url) => {
+            format!("{url}, another repository, which gitops-lint does not read")
         }
-        SourceKind::Unknown => "unresolved (a templated or invalid path)".to_string(),
+        SourceKind::Kustomize(p) => format!("{}, built with kustomize", rel(p)),
+        SourceKind::Directory(p) => format!("{}, a directory of manifests", rel(p)),
+        SourceKind::NotRendered(why) => format!("{why}, which gitops-lint does not render"),
+        SourceKind::Missing(p) => format!("{}, which is not a directory in the repository", rel(p)),
+        SourceKind::Ref(name) => format!(
+            "ref `{name}`, this repository, where the other sources read value files as `${name}/...`"
+        ),
+        SourceKind::Unknown => {
+            "not followed: its repoURL or path is templated, or it has no path in the repository"
+                .to_string()
+        }
     }
 }
 
+/// `renders 1 Deployment, 2 Services`: what an Application's sources render, by kind.
 fn summary(counts: &BTreeMap<String, usize>) -> String {
-    if counts.is_empty() {
-        return String::new();
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(kind, &n)| match n {
+            1 => format!("1 {kind}"),
+            n => format!("{n} {}", kinds(kind)),
+        })
+        .collect();
+    match parts.as_slice() {
+        [] => String::new(),
+        [one] => format!("renders {one}"),
+        [init @ .., last] => format!("renders {} and {last}", init.join(", ")),
     }
-    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
-    format!(" → {}", parts.join(", "))
+}
+
+/// The plural of a kind as English forms it: `Services`, `NetworkPolicies`, `Ingresses`. A kind
+/// already in the plural (`Endpoints`) stays as it is.
+fn kinds(kind: &str) -> String {
+    let consonant_y =
+        kind.ends_with('y') && !kind[..kind.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    if consonant_y {
+        format!("{}ies", &kind[..kind.len() - 1])
+    } else if ["ss", "us", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| kind.ends_with(end))
+    {
+        format!("{kind}es")
+    } else if kind.ends_with('s') {
+        kind.to_string()
+    } else {
+        format!("{kind}s")
+    }
 }
 
 /// Which Applications and ApplicationSets (by unit) the tree shows: all of them, or, for a
@@ -159,9 +191,9 @@ fn app_text(
     for s in &g.apps[app].sources {
         writeln!(out, "{inner}source: {}", describe(&s.kind, &g.repo))?;
     }
-    let c = counts(g, app);
+    let c = summary(&counts(g, app));
     if !c.is_empty() {
-        writeln!(out, "{inner}renders{}", summary(&c))?;
+        writeln!(out, "{inner}{c}")?;
     }
     for child in g.children(app).collect::<Vec<_>>() {
         if let Some(&a) = g.app_of_unit.get(&child) {
@@ -236,7 +268,7 @@ pub fn dot(outcome: &Outcome, shown: &[bool], out: &mut dyn Write) -> io::Result
         }
         let c = summary(&counts(g, a));
         if !c.is_empty() {
-            text.push_str(&format!("\n{}", c.trim_start_matches(" → ")));
+            text.push_str(&format!("\n{c}"));
         }
         // Only labels are masked: a value that is also a dot keyword must not break the graph.
         let text = outcome.secrets.mask(&text);
@@ -274,4 +306,29 @@ pub fn dot(outcome: &Outcome, shown: &[bool], out: &mut dyn Write) -> io::Result
         }
     }
     writeln!(out, "}}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_counted_in_english() {
+        let counts: BTreeMap<String, usize> = [
+            ("Deployment", 1),
+            ("Ingress", 2),
+            ("NetworkPolicy", 3),
+            ("Endpoints", 2),
+            ("Gateway", 2),
+            ("Service", 2),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.to_string(), n))
+        .collect();
+        assert_eq!(
+            summary(&counts),
+            "renders 1 Deployment, 2 Endpoints, 2 Gateways, 2 Ingresses, 3 NetworkPolicies and 2 Services"
+        );
+        assert_eq!(summary(&BTreeMap::new()), "");
+    }
 }

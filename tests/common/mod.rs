@@ -261,3 +261,189 @@ pub fn require_program(program: &str, available: bool, install: &str) {
          ({install}), or `touch build.rs` and the test is ignored"
     );
 }
+
+/// An XML element as [`parse_xml`] reads it.
+#[derive(Debug)]
+pub struct Element {
+    pub name: String,
+    pub attributes: Vec<(String, String)>,
+    pub children: Vec<Element>,
+}
+
+impl Element {
+    pub fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads a well-formed XML 1.0 document (the subset a report may use: a declaration,
+/// comments, elements, attributes, text and the predefined and numeric character references)
+/// and returns its root element, or says where it is not well-formed.
+pub fn parse_xml(text: &str) -> Result<Element, String> {
+    let mut rest = text.trim_start_matches('\u{feff}');
+    if let Some(after) = rest.strip_prefix("<?xml") {
+        let end = after.find("?>").ok_or("the XML declaration does not end")?;
+        rest = &after[end + 2..];
+    }
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root = None;
+    while !rest.is_empty() {
+        let Some(lt) = rest.find('<') else {
+            check_text(rest)?;
+            if stack.is_empty() && !rest.trim().is_empty() {
+                return Err(format!("text outside the root element: {rest:?}"));
+            }
+            break;
+        };
+        let (text, tag) = rest.split_at(lt);
+        check_text(text)?;
+        if stack.is_empty() && !text.trim().is_empty() {
+            return Err(format!("text outside the root element: {text:?}"));
+        }
+        if let Some(after) = tag.strip_prefix("<!--") {
+            let end = after.find("-->").ok_or("a comment does not end")?;
+            rest = &after[end + 3..];
+            continue;
+        }
+        let end = tag.find('>').ok_or("a tag does not end")?;
+        let inner = &tag[1..end];
+        rest = &tag[end + 1..];
+        if let Some(name) = inner.strip_prefix('/') {
+            let open = stack.pop().ok_or(format!("`</{name}>` closes nothing"))?;
+            if open.name != name.trim_end() {
+                return Err(format!("`<{}>` is closed by `</{name}>`", open.name));
+            }
+            match stack.last_mut() {
+                Some(parent) => parent.children.push(open),
+                None => root = Some(open),
+            }
+            continue;
+        }
+        if root.is_some() {
+            return Err(format!("a second root element: `<{inner}>`"));
+        }
+        let (inner, empty) = match inner.strip_suffix('/') {
+            Some(i) => (i, true),
+            None => (inner, false),
+        };
+        let element = parse_tag(inner)?;
+        if empty {
+            match stack.last_mut() {
+                Some(parent) => parent.children.push(element),
+                None => root = Some(element),
+            }
+        } else {
+            stack.push(element);
+        }
+    }
+    if let Some(open) = stack.pop() {
+        return Err(format!("`<{}>` is never closed", open.name));
+    }
+    root.ok_or_else(|| "no root element".to_string())
+}
+
+fn parse_tag(inner: &str) -> Result<Element, String> {
+    let name_end = inner
+        .find(|c: char| c.is_whitespace())
+        .unwrap_or(inner.len());
+    let name = &inner[..name_end];
+    check_name(name)?;
+    let mut attributes: Vec<(String, String)> = Vec::new();
+    let mut rest = inner[name_end..].trim_start();
+    while !rest.is_empty() {
+        let eq = rest
+            .find('=')
+            .ok_or(format!("attribute without a value in `<{inner}>`"))?;
+        let key = rest[..eq].trim_end();
+        check_name(key)?;
+        let value = rest[eq + 1..].trim_start();
+        let quote = value
+            .chars()
+            .next()
+            .filter(|c| *c == '"' || *c == '\'')
+            .ok_or(format!("unquoted attribute `{key}` in `<{inner}>`"))?;
+        let close = value[1..]
+            .find(quote)
+            .ok_or(format!("attribute `{key}` does not end in `<{inner}>`"))?;
+        let raw = &value[1..close + 1];
+        if raw.contains('<') {
+            return Err(format!("`<` in attribute `{key}` of `<{inner}>`"));
+        }
+        if attributes.iter().any(|(k, _)| k == key) {
+            return Err(format!("attribute `{key}` twice in `<{inner}>`"));
+        }
+        attributes.push((key.to_string(), unescape(raw)?));
+        let after = &value[close + 2..];
+        if !after.is_empty() && !after.starts_with(char::is_whitespace) {
+            return Err(format!("no space after attribute `{key}` in `<{inner}>`"));
+        }
+        rest = after.trim_start();
+    }
+    Ok(Element {
+        name: name.to_string(),
+        attributes,
+        children: Vec::new(),
+    })
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let mut chars = name.chars();
+    let ok = chars
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == ':')
+        && chars.all(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("`{name}` is not an XML name"))
+    }
+}
+
+fn check_text(text: &str) -> Result<(), String> {
+    if text.contains("]]>") {
+        return Err("`]]>` in text".into());
+    }
+    unescape(text).map(drop)
+}
+
+/// Text with its references replaced; an `&` that starts no reference, or a character XML 1.0
+/// cannot hold, is an error.
+fn unescape(text: &str) -> Result<String, String> {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let end = rest[amp..]
+            .find(';')
+            .ok_or(format!("a bare `&` in {text:?}"))?;
+        let reference = &rest[amp + 1..amp + end];
+        let c = match reference {
+            "amp" => '&',
+            "lt" => '<',
+            "gt" => '>',
+            "quot" => '"',
+            "apos" => '\'',
+            r => {
+                let code = match r.strip_prefix("#x") {
+                    Some(hex) => u32::from_str_radix(hex, 16).ok(),
+                    None => r.strip_prefix('#').and_then(|d| d.parse().ok()),
+                };
+                code.and_then(char::from_u32)
+                    .ok_or(format!("unknown reference `&{r};` in {text:?}"))?
+            }
+        };
+        out.push(c);
+        rest = &rest[amp + end + 1..];
+    }
+    out.push_str(rest);
+    match out
+        .chars()
+        .find(|&c| (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+    {
+        Some(c) => Err(format!("character {:?} cannot be written in XML 1.0", c)),
+        None => Ok(out),
+    }
+}

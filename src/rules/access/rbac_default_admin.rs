@@ -17,7 +17,7 @@ fn check(_cx: &Cx, obj: &Object, out: &mut Sink) {
         return;
     };
     if default.as_str().map(str::trim) == Some("role:admin") {
-        out.report(default.span, "every authenticated user gets role:admin: they can sync local manifests over Git (override), edit projects and delete applications")
+        out.report(default.span, "every authenticated user gets role:admin: they can sync local manifests over Git (the `override` action), edit projects and delete applications")
             .label("admin for everyone")
             .help("set `policy.default: role:readonly` (or remove it) and grant admin to named groups with `g, <group>, role:admin`");
     }

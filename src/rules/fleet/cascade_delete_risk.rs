@@ -44,7 +44,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                 let f = out.report(
                     item.span,
                     format!(
-                        "{} carries the resources finalizer and its parent {} prunes: deleting or renaming the child's file deletes every workload it deployed",
+                        "{} carries the resources finalizer and its parent, Application {}, prunes: deleting or renaming the child's file deletes every workload it deployed",
                         obj.display(),
                         app_name(g, a)
                     ),

@@ -168,7 +168,7 @@ fn report(
     let f = out.report(
         span,
         format!(
-            "{} has no metadata.namespace, so its parent {} creates it in its destination namespace `{dest_ns}`; the application controller only reconciles Applications in `{plane}` (unless `application.namespaces` enables `{dest_ns}`), so this child is never synced",
+            "{} has no metadata.namespace, so its parent, Application {}, creates it in its destination namespace `{dest_ns}`; the application controller only reconciles Applications in `{plane}` (unless `application.namespaces` enables `{dest_ns}`), so this child is never synced",
             child.display(),
             app_name(g, a)
         ),

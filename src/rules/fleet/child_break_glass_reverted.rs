@@ -49,13 +49,16 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         let Some(span) = parent.flag_anchor("selfHeal") else {
             continue;
         };
+        let child = g.units[first].obj.display();
+        let which = match syncing.len() {
+            1 => format!("an auto-syncing child, {child}"),
+            n => format!("{n} auto-syncing children, among them {child}"),
+        };
         let f = out.report(
             span,
             format!(
-                "Application {} self-heals and renders {} auto-syncing child Application(s) (first: {}): turning a child's auto-sync off in an incident is reverted within seconds",
+                "Application {} self-heals and renders {which}: turning a child's auto-sync off in an incident is reverted within seconds",
                 app_name(g, a),
-                syncing.len(),
-                g.units[first].obj.display()
             ),
         );
         f.about(g.apps[a].unit, obj)

@@ -125,10 +125,11 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         let f = out.report(
             node.span,
             format!(
-                "{} (wave {low}) comes before {} object(s) of {} in later waves, but argocd-cm defines no health check for argoproj.io/Application: the sync moves on as soon as the child Application is applied, without waiting for it to be synced or healthy",
+                "{}, in sync wave {low}, comes before {} of Application {} in {}, but argocd-cm defines no health check for argoproj.io/Application: the sync moves on as soon as the child Application is applied, without waiting for it to be synced or healthy",
                 child.display(),
-                later.len(),
-                app_name(g, a)
+                crate::report::plural(later.len(), "object", "objects"),
+                app_name(g, a),
+                if later.len() == 1 { "a later wave" } else { "later waves" },
             ),
         );
         f.about(unit, obj)

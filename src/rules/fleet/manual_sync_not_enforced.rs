@@ -42,12 +42,12 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let help = if cx.version.is_some_and(|v| v < Version::new(3, 1)) {
                 "Argo CD before 3.1 has no way to enforce manual sync from the parent; a deny sync window on the child is the enforceable pause"
             } else {
-                "write `automated: {enabled: false}` (Argo CD 3.1+) so the parent enforces manual sync"
+                "write `automated: {enabled: false}` (Argo CD 3.1 or later) so the parent enforces manual sync"
             };
             let f = out.report(
                 span,
                 format!(
-                    "{} leaves auto-sync off by omitting `automated`; its parent {} does not enforce that, so anyone can turn auto-sync on in the cluster and it stays on",
+                    "{} leaves auto-sync off by omitting `automated`; its parent, Application {}, does not enforce that, so anyone can turn auto-sync on in the cluster and it stays on",
                     obj.display(),
                     app_name(g, a)
                 ),

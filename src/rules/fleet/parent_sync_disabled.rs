@@ -30,12 +30,15 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             .map(|e| e.value.span)
             .or_else(|| view.automated_key())
             .unwrap_or_else(|| policy_anchor(&obj.root));
-        let count = g.children(a).count();
         let child = g.units[children].obj.display();
+        let which = match g.children(a).count() {
+            1 => format!("a child, {child},"),
+            n => format!("{n} children, among them {child},"),
+        };
         let f = out.report(
             span,
             format!(
-                "Application {} renders {count} child Application(s) or ApplicationSet(s) (first: {child}) but does not auto-sync: new children, spec changes and removals wait until someone syncs it by hand",
+                "Application {} renders {which} but does not auto-sync: new children, spec changes and removals wait until someone syncs it by hand",
                 app_name(g, a)
             ),
         );

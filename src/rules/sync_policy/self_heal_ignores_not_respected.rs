@@ -131,7 +131,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
                 if view.template {
                     let name = g.app_obj(a).name.as_deref().unwrap_or("(unnamed)");
                     format!(
-                        "Git sets it on {} here (generated Application {name})",
+                        "Git sets it on {} here, for the generated Application {name}",
                         obj.display()
                     )
                 } else {
