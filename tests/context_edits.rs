@@ -690,3 +690,37 @@ fn a_subfolder_is_judged_in_its_repository() {
         .collect();
     assert_eq!(moved, keys(&from_apps), "cd apps && gitops-lint");
 }
+
+/// A folder named through a link (a catalogue's alias for a renamed component) is a root of
+/// its own: a generator's file beside its kustomization is inside it, as kustomize, which
+/// resolves its root's links, finds it. A file really outside stays an error.
+#[cfg(unix)]
+#[test]
+fn a_linked_folder_keeps_its_files_inside() {
+    let work = tempfile::tempdir().unwrap();
+    let repo = work.path();
+    std::fs::create_dir(repo.join(".git")).unwrap();
+    let files = BTreeMap::from([
+        (
+            "real/kustomization.yaml".to_string(),
+            "configMapGenerator:\n  - name: job\n    files:\n      - job.sh\n".to_string(),
+        ),
+        ("real/job.sh".to_string(), "echo hi\n".to_string()),
+        (
+            "out/kustomization.yaml".to_string(),
+            "configMapGenerator:\n  - name: job\n    files:\n      - ../real/job.sh\n".to_string(),
+        ),
+    ]);
+    write(repo, &files);
+    std::os::unix::fs::symlink("real/", repo.join("alias")).unwrap();
+    let errors = |findings: &[Value]| -> Vec<String> {
+        findings
+            .iter()
+            .filter(|f| f["rule"] == "kustomize-error")
+            .map(|f| f["file"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(errors(&lint(repo, &["alias"])), Vec::<String>::new());
+    assert_eq!(errors(&lint(repo, &["alias/"])), Vec::<String>::new());
+    assert_eq!(errors(&lint(repo, &["."])), ["out/kustomization.yaml"]);
+}

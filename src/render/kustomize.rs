@@ -419,6 +419,18 @@ impl<'f> Kustomizer<'f> {
         if crate::paths::starts_with_normal(crate::paths::bytes(path), crate::paths::bytes(dir)) {
             return false;
         }
+        // A directory reached through a link named on the command line keeps the link's name,
+        // while kustomize confirms its root with its links resolved (`ConfirmedDir`).
+        if let Linked::Inside(real) = self.files.follow(dir) {
+            if real != dir
+                && crate::paths::starts_with_normal(
+                    crate::paths::bytes(path),
+                    crate::paths::bytes(&real),
+                )
+            {
+                return false;
+            }
+        }
         // Only on this rare path: whether the written path was a link to the file.
         let linked = self.files.resolve(dir, written).is_ok_and(|p| p != path);
         let how = if linked {
