@@ -105,49 +105,6 @@ pub fn is_version(s: &str) -> bool {
     }
 }
 
-/// Whether a value is a glob pattern (Argo CD matches group and kind with gobwas/glob).
-pub fn is_glob(s: &str) -> bool {
-    s.contains(['*', '?', '[', '{'])
-}
-
-/// A minimal glob match (`*`, `?`) for comparing a written group pattern with a real group.
-///
-/// Linear backtracking to the last `*` only: a pattern full of stars costs at most
-/// pattern × text steps, never an exponential search.
-pub fn glob_match(pattern: &str, text: &str) -> bool {
-    // Character classes and alternatives are rare here; treat them as matching anything.
-    if pattern.contains(['[', '{']) {
-        return true;
-    }
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    let (mut pi, mut ti) = (0, 0);
-    // Where the last `*` was, and the text position it is currently stretched to.
-    let mut star: Option<(usize, usize)> = None;
-    while ti < t.len() {
-        match p.get(pi) {
-            Some('*') => {
-                star = Some((pi, ti));
-                pi += 1;
-            }
-            Some(&c) if c == '?' || c == t[ti] => {
-                pi += 1;
-                ti += 1;
-            }
-            _ => match star {
-                // Let the last star swallow one more character and retry after it.
-                Some((sp, st)) => {
-                    star = Some((sp, st + 1));
-                    pi = sp + 1;
-                    ti = st + 1;
-                }
-                None => return false,
-            },
-        }
-    }
-    p[pi..].iter().all(|&c| c == '*')
-}
-
 /// Kinds that live outside any namespace. Anything else, custom resources included, is taken
 /// as namespaced, the assumption kustomize makes too.
 pub fn is_cluster_scoped(kind: &str) -> bool {
@@ -184,7 +141,7 @@ pub fn is_cluster_scoped(kind: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{glob_match, is_version};
+    use super::is_version;
 
     #[test]
     fn versions_are_told_from_groups() {
@@ -204,38 +161,5 @@ mod tests {
         ] {
             assert!(!is_version(g), "{g}");
         }
-    }
-
-    #[test]
-    fn globs_match_like_the_shell() {
-        for (p, t, want) in [
-            ("*", "", true),
-            ("*", "apps", true),
-            ("a*s", "apps", true),
-            ("*.k8s.io", "networking.k8s.io", true),
-            ("*.k8s.io", "apps", false),
-            ("?pps", "apps", true),
-            ("?pps", "pps", false),
-            ("a*p*s", "apps", true),
-            ("a*x*s", "apps", false),
-            ("apps", "apps", true),
-            ("apps", "app", false),
-            ("app", "apps", false),
-            ("**", "x", true),
-            ("[ab]", "zzz", true),
-        ] {
-            assert_eq!(glob_match(p, t), want, "{p} vs {t}");
-        }
-    }
-
-    #[test]
-    fn many_stars_stay_cheap() {
-        // An exponential search does not finish on this; the linear one takes microseconds.
-        let pattern = "*a".repeat(40) + "b";
-        let text = "a".repeat(200);
-        let started = std::time::Instant::now();
-        assert!(!glob_match(&pattern, &text));
-        assert!(glob_match(&"*a".repeat(40), &text));
-        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 }

@@ -14,6 +14,7 @@ pub mod discover;
 pub mod engine;
 pub mod finding;
 pub mod fix;
+pub mod glob;
 pub mod kinds;
 pub mod model;
 pub mod paths;

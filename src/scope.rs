@@ -221,7 +221,7 @@ pub fn first_look(path: &Path, need: Need, docs: &[&Node], roots: &[PathBuf]) ->
 fn globs(patterns: &[String]) -> Vec<globset::GlobMatcher> {
     patterns
         .iter()
-        .filter_map(|p| crate::render::glob(p, true))
+        .filter_map(|p| crate::glob::files(p, true))
         .collect()
 }
 

@@ -304,6 +304,48 @@ fn graph_prints_the_app_of_apps_tree() {
     insta::assert_snapshot!("fleet-graph-dot", dot.stdout);
 }
 
+/// A directory source's `include` and `exclude` are matched as the repo server matches them
+/// (`util/glob.Match`, gobwas with no separator, on the path relative to the source): `**/`
+/// needs a slash before the name, so a file at the top of the source is not excluded by it.
+#[test]
+fn directory_include_and_exclude_match_as_argo_cd() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    std::fs::create_dir_all(d.join("app/sub")).unwrap();
+    std::fs::write(
+        d.join("root.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: app, namespace: argocd}\nspec:\n  project: default\n  source:\n    repoURL: https://example.com/repo.git\n    path: app\n    directory:\n      recurse: true\n      exclude: '**/cm.yaml'\n      include: '{*.yaml,*.yml}'\n  destination: {server: https://kubernetes.default.svc, namespace: web}\n",
+    )
+    .unwrap();
+    for (file, kind) in [
+        ("app/cm.yaml", "ConfigMap"),
+        ("app/sub/cm.yaml", "ConfigMap"),
+        ("app/sub/svc.yml", "Service"),
+        ("app/sub/notes.json", "Secret"),
+    ] {
+        std::fs::write(
+            d.join(file),
+            format!(
+                "apiVersion: v1\nkind: {kind}\nmetadata: {{name: x{}}}\n",
+                file.len()
+            ),
+        )
+        .unwrap();
+    }
+    let out = common::run_in(
+        d,
+        &["graph", ".", "--repo-url", "https://example.com/repo.git"],
+        std::time::Duration::from_secs(60),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("renders 1 ConfigMap and 1 Service"),
+        "{}",
+        out.stdout
+    );
+}
+
 #[test]
 fn each_linted_path_resolves_against_its_own_repository() {
     let a = "fixtures/rules/hpa-replicas-conflict/fires-overlay-patch";

@@ -7,8 +7,8 @@ use super::budget::{Budget, RUN_STEPS};
 use super::repo::{normalize_url, Repo};
 use super::template::{self, ErrorKind, TemplateError};
 use super::{Files, Note, Problem, ProblemKind};
+use crate::glob::path as path_match;
 use crate::model::Object;
-use crate::rules::project::path_match;
 use crate::yaml::{self, typing, Node, ParseLimits, Span, Style, Value};
 use foldhash::HashMap;
 use serde_json::{Map, Value as J};
@@ -712,7 +712,7 @@ impl Cx<'_, '_> {
                 continue;
             };
             let text = pattern.as_str().unwrap_or("");
-            let doublestar = super::glob(text, true);
+            let doublestar = crate::glob::files(text, true);
             self.charge(1 + paths.len(), pattern.span)?;
             let excluding = excluded(e);
             let mut matched = false;

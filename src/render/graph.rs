@@ -570,17 +570,20 @@ fn resolve_sources(
             .and_then(Node::as_scalar)
             .and_then(typing::as_bool)
             .unwrap_or(false);
+        // The repo server matches each file's path relative to the source directory with
+        // `util/glob.Match`: gobwas, no separators, and empty means unset
+        // (`reposerver/repository/repository.go`, `findManifests`).
         let include = directory
             .and_then(|d| d.str_at("include"))
-            .and_then(|p| super::glob(p, false));
+            .filter(|p| !p.is_empty());
         let exclude = directory
             .and_then(|d| d.str_at("exclude"))
-            .and_then(|p| super::glob(p, false));
+            .filter(|p| !p.is_empty());
         for id in files.files_in(&dir, recurse) {
             let path = files.path(id);
-            let rel = path.strip_prefix(&dir).unwrap_or(path);
-            if include.as_ref().is_some_and(|m| !m.is_match(rel))
-                || exclude.as_ref().is_some_and(|m| m.is_match(rel))
+            let rel = super::relative(crate::paths::bytes(&dir), crate::paths::bytes(path));
+            if include.is_some_and(|p| !crate::glob::gobwas(p, &rel, None))
+                || exclude.is_some_and(|p| crate::glob::gobwas(p, &rel, None))
             {
                 continue;
             }
@@ -761,7 +764,7 @@ const GLOB_WALK_LIMIT: usize = 20_000;
 /// `**` spans segments. The linted files are asked first, then the disk below the pattern's
 /// fixed part; `None` when the pattern does not compile or the walk is too long to finish.
 fn glob_matches(files: &Files, root: &Path, pattern: &str) -> Option<bool> {
-    let m = super::glob(pattern, true)?;
+    let m = crate::glob::files(pattern, true)?;
     let root_bytes = crate::paths::bytes(root);
     let prefix = appset::fixed_prefix(pattern);
     let start = if prefix.is_empty() {

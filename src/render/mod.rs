@@ -175,16 +175,6 @@ fn respan(node: &mut crate::yaml::Node, span: Span) {
     }
 }
 
-/// A glob as Argo CD matches paths: `literal_separator` when `*` must stay within one path
-/// segment (generators), not for `directory.include`/`exclude`.
-pub(crate) fn glob(pattern: &str, literal_separator: bool) -> Option<globset::GlobMatcher> {
-    globset::GlobBuilder::new(pattern)
-        .literal_separator(literal_separator)
-        .build()
-        .ok()
-        .map(|g| g.compile_matcher())
-}
-
 /// `path` relative to `root`, both normal and given as bytes, written with `/`: what
 /// generator patterns are matched against. A path outside `root` is written whole.
 pub(crate) fn relative(root: &[u8], path: &[u8]) -> String {

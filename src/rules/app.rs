@@ -262,7 +262,7 @@ impl App<'_> {
             let g = e.str_at("group").unwrap_or("");
             let k = e.str_at("kind").unwrap_or("");
             let n = e.str_at("name");
-            if !crate::kinds::glob_match(g, group) || !crate::kinds::glob_match(k, kind) {
+            if !crate::glob::gobwas(g, group, None) || !crate::glob::gobwas(k, kind, None) {
                 return false;
             }
             if n.is_some_and(|n| Some(n) != name) {

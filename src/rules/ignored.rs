@@ -10,7 +10,6 @@
 //! `resource.customizations` block), which Argo CD merges per object
 //! (`util/argo/diff/ignore.go`, `util/argo/normalizers/diff_normalizer.go`).
 
-use crate::kinds::glob_match;
 use crate::model::Object;
 use crate::render::Graph;
 use crate::rules::app::App;
@@ -192,8 +191,8 @@ fn parsed_ignore(text: &str, group: &str, kind: &str, managers: bool, at: Span) 
 impl Ignore {
     /// Whether the ignore applies to `obj`, deployed to namespace `ns`.
     pub fn matches(&self, obj: &Object, ns: Option<&str>) -> bool {
-        glob_match(&self.group, obj.group())
-            && glob_match(&self.kind, &obj.kind)
+        crate::glob::gobwas(&self.group, obj.group(), None)
+            && crate::glob::gobwas(&self.kind, &obj.kind, None)
             && self
                 .name
                 .as_deref()

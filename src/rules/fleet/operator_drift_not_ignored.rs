@@ -298,7 +298,7 @@ fn is_trigger(t: &Trigger, obj: &Object) -> bool {
             || obj
                 .name
                 .as_deref()
-                .is_some_and(|n| t.names.iter().any(|g| crate::kinds::glob_match(g, n))))
+                .is_some_and(|n| t.names.iter().any(|g| crate::glob::gobwas(g, n, None))))
         && (t.annotations.is_empty() || t.annotations.iter().any(|a| obj.annotation(a).is_some()))
 }
 
@@ -361,8 +361,8 @@ fn ignored(cx: &Cx, view: &App, obj: &Object, field: &str) -> bool {
     let by_app = view.ignore_differences().iter().any(|e| {
         let name = e.str_at("name");
         let namespace = e.str_at("namespace");
-        if !crate::kinds::glob_match(e.str_at("group").unwrap_or(""), group)
-            || !crate::kinds::glob_match(e.str_at("kind").unwrap_or(""), &obj.kind)
+        if !crate::glob::gobwas(e.str_at("group").unwrap_or(""), group, None)
+            || !crate::glob::gobwas(e.str_at("kind").unwrap_or(""), &obj.kind, None)
             || name.is_some_and(|n| !n.is_empty() && Some(n) != obj.name.as_deref())
             || namespace
                 .is_some_and(|n| !n.is_empty() && obj.namespace.as_deref().is_some_and(|o| o != n))

@@ -1,5 +1,6 @@
 use crate::fix::{Fix, NewValue};
-use crate::kinds::{groups_of, is_glob, is_version, DEAD_GROUPS};
+use crate::glob::is_glob;
+use crate::kinds::{groups_of, is_version, DEAD_GROUPS};
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};

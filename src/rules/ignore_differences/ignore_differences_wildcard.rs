@@ -1,4 +1,4 @@
-use crate::kinds::is_glob;
+use crate::glob::is_glob;
 use crate::model::Object;
 use crate::rules::app::app;
 use crate::rules::{rule, Cx, Sink};
