@@ -315,12 +315,20 @@ fn print_failure(f: Failure) {
                 miette::GraphicalTheme::none()
             };
             let handler = miette::GraphicalReportHandler::new_themed(theme).with_width(100);
-            let named = NamedConfig(&e);
-            let mut text = String::new();
-            if handler.render_report(&mut text, &named).is_err() {
-                text = e.to_string();
+            let count = 1 + e.more.len();
+            let heading = if count == 1 {
+                "gitops-lint: invalid configuration".to_string()
+            } else {
+                format!("gitops-lint: invalid configuration ({count} mistakes)")
+            };
+            eprintln!("{heading}");
+            for one in std::iter::once(&*e).chain(&e.more) {
+                let mut text = String::new();
+                if handler.render_report(&mut text, &NamedConfig(one)).is_err() {
+                    text = one.to_string();
+                }
+                eprintln!("{}", text.trim_end());
             }
-            eprintln!("gitops-lint: invalid configuration\n{}", text.trim_end());
         }
     }
 }

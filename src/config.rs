@@ -102,6 +102,7 @@ impl BaselineKey {
     /// A config error at the line that names the baseline.
     pub fn error(&self, message: String, help: Option<String>) -> Box<ConfigError> {
         Box::new(ConfigError {
+            more: Vec::new(),
             path: self.file.clone(),
             text: self.text.to_string(),
             span: self.span.clone(),
@@ -456,6 +457,9 @@ pub struct ConfigError {
     pub span: std::ops::Range<usize>,
     pub message: String,
     pub help: Option<String>,
+    /// The file's other mistakes, in the order they are written: a config is checked whole,
+    /// so that one run shows everything to correct.
+    pub more: Vec<ConfigError>,
 }
 
 impl std::fmt::Display for ConfigError {
@@ -537,6 +541,7 @@ pub fn load(path: &Path) -> Result<Config, Box<ConfigError>> {
             span: 0..0,
             message: format!("cannot read the config file: {e}"),
             help: None,
+            more: Vec::new(),
         })
     })?;
     parse(path, text)
@@ -562,6 +567,8 @@ pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
 struct Reader<'t> {
     path: &'t Path,
     text: &'t str,
+    /// Mistakes found so far; reading goes on past each one.
+    errors: std::cell::RefCell<Vec<ConfigError>>,
 }
 
 impl Reader<'_> {
@@ -577,12 +584,24 @@ impl Reader<'_> {
             span: span.range(),
             message: message.into(),
             help,
+            more: Vec::new(),
         })
     }
 
-    fn keys(&self, map: &Node, allowed: &[&str], what: &str) -> Result<(), Box<ConfigError>> {
+    /// The value of a check that passed; a failed one is kept for the report and gives `None`.
+    fn keep<T>(&self, checked: Result<T, Box<ConfigError>>) -> Option<T> {
+        checked.map_err(|e| self.errors.borrow_mut().push(*e)).ok()
+    }
+
+    /// Every unknown key of `map` is a mistake; `false` when `map` is not a mapping at all.
+    fn keys(&self, map: &Node, allowed: &[&str], what: &str) -> bool {
         if !map.is_map() {
-            return Err(self.error(map.span, format!("{what} must be a mapping"), None));
+            self.keep::<()>(Err(self.error(
+                map.span,
+                format!("{what} must be a mapping"),
+                None,
+            )));
+            return false;
         }
         for e in map.entries() {
             let key = e.key.as_str().unwrap_or_default();
@@ -590,10 +609,14 @@ impl Reader<'_> {
                 let help = rules::did_you_mean(key, allowed.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
                     .or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
-                return Err(self.error(e.key.span, format!("unknown key `{key}` in {what}"), help));
+                self.keep::<()>(Err(self.error(
+                    e.key.span,
+                    format!("unknown key `{key}` in {what}"),
+                    help,
+                )));
             }
         }
-        Ok(())
+        true
     }
 
     fn string<'n>(&self, node: &'n Node, what: &str) -> Result<&'n str, Box<ConfigError>> {
@@ -628,7 +651,7 @@ impl Reader<'_> {
     ) -> Result<BTreeSet<&'static str>, Box<ConfigError>> {
         let mut out = BTreeSet::new();
         for (word, span) in self.list(node, what)? {
-            out.extend(self.selector(word, span)?);
+            out.extend(self.keep(self.selector(word, span)).unwrap_or_default());
         }
         Ok(out)
     }
@@ -646,23 +669,14 @@ impl Reader<'_> {
         }
         let mut out = BTreeMap::new();
         for e in node.entries() {
-            let word = self.string(&e.key, "a rule id")?;
-            let ids = self.selector(word, e.key.span)?;
-            let level = match self.string(&e.value, "a severity")? {
-                "error" => Some(Severity::Error),
-                "warning" => Some(Severity::Warning),
-                "info" => Some(Severity::Info),
-                "off" => None,
-                other => {
-                    let help = rules::did_you_mean(other, SEVERITIES)
-                        .map(|s| format!("did you mean `{s}`?"))
-                        .or_else(|| Some("use error, warning, info or off".into()));
-                    return Err(self.error(
-                        e.value.span,
-                        format!("`{other}` is not a severity"),
-                        help,
-                    ));
-                }
+            let Some(ids) = self.keep(
+                self.string(&e.key, "a rule id")
+                    .and_then(|word| self.selector(word, e.key.span)),
+            ) else {
+                continue;
+            };
+            let Some(level) = self.keep(self.level(&e.value)) else {
+                continue;
             };
             for id in ids {
                 out.insert(id, level);
@@ -671,17 +685,34 @@ impl Reader<'_> {
         Ok(out)
     }
 
+    fn level(&self, value: &Node) -> Result<Option<Severity>, Box<ConfigError>> {
+        Ok(match self.string(value, "a severity")? {
+            "error" => Some(Severity::Error),
+            "warning" => Some(Severity::Warning),
+            "info" => Some(Severity::Info),
+            "off" => None,
+            other => {
+                let help = rules::did_you_mean(other, SEVERITIES)
+                    .map(|s| format!("did you mean `{s}`?"))
+                    .or_else(|| Some("use error, warning, info or off".into()));
+                return Err(self.error(value.span, format!("`{other}` is not a severity"), help));
+            }
+        })
+    }
+
     fn globs(&self, node: &Node, what: &str) -> Result<(Vec<String>, GlobSet), Box<ConfigError>> {
         let mut builder = GlobSetBuilder::new();
         let mut raw = Vec::new();
         for (pattern, span) in self.list(node, what)? {
-            let glob = Glob::new(pattern).map_err(|e| {
+            let Some(glob) = self.keep(Glob::new(pattern).map_err(|e| {
                 self.error(
                     span,
                     format!("`{pattern}` is not a valid glob: {}", e.kind()),
                     None,
                 )
-            })?;
+            })) else {
+                continue;
+            };
             builder.add(glob);
             raw.push(pattern.to_string());
         }
@@ -693,122 +724,160 @@ impl Reader<'_> {
 }
 
 fn parse(path: &Path, text: String) -> Result<Config, Box<ConfigError>> {
-    let r = Reader { path, text: &text };
+    let r = Reader {
+        path,
+        text: &text,
+        errors: Default::default(),
+    };
     let parsed = yaml::parse(0, &text, ParseLimits::default());
-    if let Some(p) = parsed.problems.first() {
-        return Err(r.error(p.span, p.message.clone(), Some(p.help.to_string())));
+    for p in &parsed.problems {
+        r.keep::<()>(Err(r.error(
+            p.span,
+            p.message.clone(),
+            Some(p.help.to_string()),
+        )));
     }
     let mut config = Config {
         path: Some(path.to_path_buf()),
         ..Config::default()
     };
-    let Some(doc) = parsed.documents.first().filter(|d| !d.root.is_null()) else {
+    if let Some(doc) = parsed.documents.first().filter(|d| !d.root.is_null()) {
+        if parsed.problems.is_empty() {
+            read(&r, &doc.root, &mut config);
+        }
+    }
+    let mut errors = r.errors.into_inner();
+    if errors.is_empty() {
         return Ok(config);
-    };
-    let root = &doc.root;
-    r.keys(root, &KEYS, "the config file")?;
+    }
+    errors.sort_by_key(|e| (e.span.start, e.span.end));
+    let mut first = errors.remove(0);
+    first.more = errors;
+    Err(Box::new(first))
+}
+
+/// Reads the config's keys into `config`, each on its own: a mistake in one is kept in `r`
+/// and the others are still read.
+fn read(r: &Reader<'_>, root: &Node, config: &mut Config) {
+    if !r.keys(root, &KEYS, "the config file") {
+        return;
+    }
+    let text = r.text;
+    let path = r.path;
     let line = |span: Span| text[..span.start as usize].matches('\n').count() as u32 + 1;
     for e in root.entries() {
-        let key = KEYS
-            .iter()
-            .copied()
-            .find(|k| Some(*k) == e.key.as_str())
-            .unwrap_or("$schema");
+        let Some(key) = KEYS.iter().copied().find(|k| Some(*k) == e.key.as_str()) else {
+            continue;
+        };
         config.origins.insert(key, line(e.key.span));
         let v = &e.value;
         match key {
             "argocd-version" => {
                 let s = v.as_str().unwrap_or_default();
-                let version = Version::parse(s).map_err(|m| r.error(v.span, m, None))?;
-                config.argocd_version = Some(version);
+                config.argocd_version =
+                    r.keep(Version::parse(s).map_err(|m| r.error(v.span, m, None)));
             }
             "repo-urls" => {
-                config.repo_urls = r
-                    .list(v, "repo-urls")?
-                    .into_iter()
-                    .map(|(u, _)| u.to_string())
-                    .collect();
+                if let Some(urls) = r.keep(r.list(v, "repo-urls")) {
+                    config.repo_urls = urls.into_iter().map(|(u, _)| u.to_string()).collect();
+                }
             }
             "fail-on" => {
-                let s = r.string(v, "fail-on")?;
-                let f = <FailOn as clap::ValueEnum>::from_str(s, false).map_err(|_| {
-                    let help = rules::did_you_mean(s, ["error", "warning", "info", "never"])
-                        .map(|s| format!("did you mean `{s}`?"));
-                    r.error(
-                        v.span,
-                        format!("`{s}` is not error, warning, info or never"),
-                        help,
-                    )
-                })?;
-                config.fail_on = Some(f);
+                config.fail_on = r.keep(r.string(v, "fail-on").and_then(|s| {
+                    <FailOn as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+                        let help = rules::did_you_mean(s, ["error", "warning", "info", "never"])
+                            .map(|s| format!("did you mean `{s}`?"));
+                        r.error(
+                            v.span,
+                            format!("`{s}` is not error, warning, info or never"),
+                            help,
+                        )
+                    })
+                }));
             }
             "rules" => {
-                r.keys(v, &RULE_KEYS, "rules")?;
+                if !r.keys(v, &RULE_KEYS, "rules") {
+                    continue;
+                }
                 if let Some(s) = v.get("select") {
-                    config.select = Some(r.selectors(s, "rules.select")?);
+                    config.select = r.keep(r.selectors(s, "rules.select"));
                 }
                 if let Some(i) = v.get("ignore") {
-                    config.ignore = r.selectors(i, "rules.ignore")?;
+                    config.ignore = r.keep(r.selectors(i, "rules.ignore")).unwrap_or_default();
                 }
                 if let Some(s) = v.get("severity") {
-                    config.severity = r.severities(s)?;
+                    config.severity = r.keep(r.severities(s)).unwrap_or_default();
                 }
             }
             "exclude" => {
-                config.exclude = r.globs(v, "exclude")?.0;
+                config.exclude = r.keep(r.globs(v, "exclude")).unwrap_or_default().0;
             }
             "per-path" => {
-                for item in r.list_nodes(v, "per-path")? {
-                    r.keys(item, &PER_PATH_KEYS, "a per-path entry")?;
-                    let Some(paths) = item.get("paths") else {
-                        return Err(r.error(item.span, "a per-path entry needs `paths`", None));
-                    };
-                    let (globs, matcher) = r.globs(paths, "per-path paths")?;
-                    let ignore = match item.get("ignore") {
-                        Some(i) => r.selectors(i, "per-path ignore")?,
-                        None => BTreeSet::new(),
-                    };
-                    let severity = match item.get("severity") {
-                        Some(s) => r.severities(s)?,
-                        None => BTreeMap::new(),
-                    };
-                    config.per_path.push(PerPath {
-                        globs,
-                        matcher,
-                        ignore,
-                        severity,
-                    });
+                for item in r.keep(r.list_nodes(v, "per-path")).unwrap_or_default() {
+                    if let Some(entry) = per_path(r, item) {
+                        config.per_path.push(entry);
+                    }
                 }
             }
             "max-file-size" => {
-                let n = v
-                    .as_str()
-                    .and_then(|s| s.parse::<u64>().ok())
-                    .ok_or_else(|| {
-                        r.error(v.span, "max-file-size must be a number of bytes", None)
-                    })?;
-                config.max_file_size = Some(n);
+                config.max_file_size = r.keep(
+                    v.as_str()
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .ok_or_else(|| {
+                            r.error(v.span, "max-file-size must be a number of bytes", None)
+                        }),
+                );
             }
             "baseline" => {
-                let written = r.string(v, "baseline")?;
-                if written.trim().is_empty() {
-                    return Err(r.error(
-                        v.span,
-                        "baseline must be the path of a baseline file",
-                        None,
-                    ));
-                }
-                config.baseline = Some(BaselineKey {
+                let written = r.string(v, "baseline").and_then(|w| {
+                    if w.trim().is_empty() {
+                        Err(r.error(v.span, "baseline must be the path of a baseline file", None))
+                    } else {
+                        Ok(w)
+                    }
+                });
+                config.baseline = r.keep(written).map(|written| BaselineKey {
                     written: written.to_string(),
                     file: path.to_path_buf(),
-                    text: text.as_str().into(),
+                    text: text.into(),
                     span: v.span.range(),
                 });
             }
             _ => {}
         }
     }
-    Ok(config)
+}
+
+/// One `per-path` entry, or `None` when it has mistakes (kept in `r`).
+fn per_path(r: &Reader<'_>, item: &Node) -> Option<PerPath> {
+    let before = r.errors.borrow().len();
+    if !r.keys(item, &PER_PATH_KEYS, "a per-path entry") {
+        return None;
+    }
+    let Some(paths) = item.get("paths") else {
+        r.keep::<()>(Err(r.error(
+            item.span,
+            "a per-path entry needs `paths`",
+            None,
+        )));
+        return None;
+    };
+    let globs = r.keep(r.globs(paths, "per-path paths"));
+    let ignore = match item.get("ignore") {
+        Some(i) => r.keep(r.selectors(i, "per-path ignore")),
+        None => Some(BTreeSet::new()),
+    };
+    let severity = match item.get("severity") {
+        Some(s) => r.keep(r.severities(s)),
+        None => Some(BTreeMap::new()),
+    };
+    let (globs, matcher) = globs?;
+    (r.errors.borrow().len() == before).then_some(PerPath {
+        globs,
+        matcher,
+        ignore: ignore?,
+        severity: severity?,
+    })
 }
 
 impl Reader<'_> {

@@ -674,6 +674,42 @@ fn a_trusted_config_read_from_a_git_revision() {
     );
 }
 
+/// A config is checked whole: every mistake is shown at its line in one run, in the order
+/// they are written, and nothing is linted.
+#[test]
+fn every_config_mistake_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    std::fs::write(
+        dir.path().join(".gitops-lint.yaml"),
+        "fail-on: sometimes\nrules:\n  severity:\n    default-project: loud\n    secret-in-git: info\nexlude: [x]\nper-path:\n  - paths: [\"a/**\"]\n    ignore: [bogus]\n",
+    )
+    .unwrap();
+    let out = run_in(dir.path(), &["."], Duration::from_secs(60));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("invalid configuration (4 mistakes)"),
+        "{}",
+        out.stderr
+    );
+    let places: Vec<&str> = [
+        ".gitops-lint.yaml:1:10",
+        ".gitops-lint.yaml:4:22",
+        ".gitops-lint.yaml:6:1",
+        ".gitops-lint.yaml:9:14",
+    ]
+    .into_iter()
+    .filter(|p| !out.stderr.contains(p))
+    .collect();
+    assert!(places.is_empty(), "missing {places:?} in {}", out.stderr);
+    let order: Vec<usize> = ["sometimes", "loud", "exlude", "bogus"]
+        .iter()
+        .map(|w| out.stderr.find(w).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{}", out.stderr);
+}
+
 #[test]
 fn a_bad_trusted_config_is_a_usage_error() {
     let top = loose_repository();
