@@ -15,6 +15,7 @@
 //! ```
 //!
 //! and one group, or one benchmark, by naming it: `cargo bench --bench pipeline -- render`.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 use divan::counter::BytesCount;
 use divan::{black_box, Bencher};

@@ -3,6 +3,7 @@
 //! The pipeline reads in one direction: [`discover`] → [`yaml`] (parse with spans) →
 //! [`model`] (recognise objects) → [`render`] (kustomize, sources, ApplicationSets, the object
 //! graph) → [`rules`] → [`report`].
+#![forbid(unsafe_code)]
 
 pub mod baseline;
 pub mod cache;

@@ -1,3 +1,4 @@
+#![forbid(unsafe_code)]
 // The linter builds and drops millions of small tree nodes from several threads; mimalloc's
 // per-thread heaps make that both cheaper and contention-free (see README, Benchmark).
 #[global_allocator]

@@ -247,7 +247,7 @@ const UNREAD: &[(&str, &str, &[&str])] = &[(
     &["spec", "versions"],
 )];
 
-/// [`UNREAD`] for the parser: its paths, in a document whose root mapping holds the
+/// `UNREAD` for the parser: its paths, in a document whose root mapping holds the
 /// `apiVersion` and `kind` it names, as far as the mapping is known when the path's key is
 /// read.
 pub const PRUNE: crate::yaml::Prune = crate::yaml::Prune {
@@ -279,7 +279,7 @@ pub fn declares_cluster_kind(group: &str, kind: &str, root: &Node) -> bool {
 }
 
 impl Object {
-    /// Drops the [`UNREAD`] subtrees, unless a suppression comment (`directives`) sits inside
+    /// Drops the `UNREAD` subtrees, unless a suppression comment (`directives`) sits inside
     /// one, where it could cover a node there. What is dropped reads as an empty collection
     /// with its own span, so anything that points at it still points at the same text.
     /// Returns whether anything was dropped.

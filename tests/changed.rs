@@ -2,6 +2,7 @@
 //!
 //! The library never runs `git`; these tests do, to build the repositories. Without `git` on
 //! PATH they are ignored, with the reason (see `build.rs`).
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

@@ -1,5 +1,6 @@
 //! The command line as a user meets it: the example repository, exit codes, the rule list,
 //! `explain`, determinism across thread counts, and the README staying true.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

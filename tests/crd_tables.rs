@@ -2,6 +2,7 @@
 //! when the committed copy differs. `UPDATE_CRD_TABLES=1` rewrites it. The CRDs live outside
 //! the repository (`../shared/crds`, or the directory `GITOPS_LINT_CRDS` names); without them the
 //! test is ignored, with the reason (see `build.rs`).
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 use std::path::PathBuf;
 

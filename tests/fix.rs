@@ -5,6 +5,7 @@
 //!
 //! `UPDATE_FIXES=1 cargo test --test fix` rewrites the `after` trees from the output; review
 //! the diff before committing it.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

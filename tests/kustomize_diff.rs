@@ -9,6 +9,7 @@
 //! reason (see `build.rs`). `KUSTOMIZE_DIFF_CASE=<name>` runs one case only. kubectl only ever
 //! reads the local fixture files; a proxy that cannot be reached is set so that nothing could
 //! leave the machine.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

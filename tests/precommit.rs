@@ -9,6 +9,7 @@
 //! test build from PATH the same way, with no build. Without pre-commit on PATH the tests that
 //! run it are ignored, with the reason (see `build.rs`), except under CI (`CI` set), where
 //! `.ci/run` installs it and they fail instead.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

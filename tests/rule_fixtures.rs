@@ -2,6 +2,7 @@
 //! document does. A fixture may also be a folder holding a small repository (for rules that
 //! look across files): there the lines marked `# expect: <rule>` are exactly the lines the
 //! rule reports. The rendered output of each fixture folder is snapshotted.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

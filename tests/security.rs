@@ -10,6 +10,7 @@
 //!   the paths it was given. Without strace on PATH that test is ignored, with the reason
 //!   (see `build.rs`), and only the file-tree checks run; under CI (`CI` set) it runs and
 //!   fails instead: `.ci/run` installs strace.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
 

@@ -645,7 +645,7 @@ impl Builder<'_> {
     }
 
     /// After a key: whether its value is one that [`Prune`] skips. Only along mappings from
-    /// the document's root, no deeper than [`Prune::depth`].
+    /// the document's root, no deeper than [`PRUNE_DEPTH`] keys.
     fn consider_pruning(&mut self) {
         let Some(prune) = self.prune else {
             return;
