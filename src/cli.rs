@@ -424,7 +424,7 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
         return Ok(None);
     };
     let mut trusted = config::load(file)?;
-    let dir = crate::render::normalize(&crate::render::repo::find_root(&first));
+    let dir = crate::paths::normalize(&crate::repo::find_root(&first));
     if inside(file, &dir) {
         eprintln!(
             "gitops-lint: warning: the trusted config {} is inside the linted repository, where a \
@@ -605,7 +605,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
 /// The repository root of `path`, written plainly, so that reported paths read `repo/x.yaml`,
 /// not `repo/a/../x.yaml`.
 fn written_root(path: &std::path::Path) -> PathBuf {
-    let root = crate::render::normalize(&crate::render::repo::find_root(path));
+    let root = crate::paths::normalize(&crate::repo::find_root(path));
     if root.as_os_str().is_empty() {
         PathBuf::from(".")
     } else {
@@ -618,7 +618,7 @@ fn written_root(path: &std::path::Path) -> PathBuf {
 fn root_above(path: &std::path::Path) -> Option<PathBuf> {
     let root = written_root(path);
     let real = root.canonicalize().ok()?;
-    (crate::render::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
+    (crate::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
         .then_some(root)
 }
 
@@ -673,20 +673,15 @@ fn show_config(
     opts.config = c.clone();
     let secrets = engine::secrets(&opts)?;
     report::write_masked(&secrets, out, |out| {
-        let root = crate::render::repo::find_root(path);
-        report::config::print(
-            &c,
-            args.no_config,
-            &crate::render::repo::git_remotes(&root),
-            out,
-        )
+        let root = crate::repo::find_root(path);
+        report::config::print(&c, args.no_config, &crate::repo::git_remotes(&root), out)
     })
     .map_err(io)?;
     Ok(EXIT_OK)
 }
 
 fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
-    let root = crate::render::repo::find_root(&dir);
+    let root = crate::repo::find_root(&dir);
     let loaded = engine::load(&options(vec![root.clone()], Vec::new()))?;
     let (objects, problems) =
         crate::render::build_kustomization(&loaded.sources, &loaded.docs, &root, &dir);
@@ -699,7 +694,7 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
         let at = loaded.sources.start(p.span);
         eprintln!(
             "{}:{}:{}: {}",
-            crate::render::normalize(&loaded.sources.get(p.span.file).path).display(),
+            crate::paths::normalize(&loaded.sources.get(p.span.file).path).display(),
             at.line,
             at.column,
             p.message
@@ -796,7 +791,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                     .iter()
                     .find_map(|r| {
                         let rest = abs.as_ref()?.strip_prefix(r.canonicalize().ok()?).ok()?;
-                        Some(crate::render::normalize(&r.join(rest)))
+                        Some(crate::paths::normalize(&r.join(rest)))
                     })
                     .unwrap_or_else(|| p.clone())
             })

@@ -2,14 +2,15 @@
 //! findings. Reporting is left to the caller.
 
 use crate::baseline::Baseline;
-use crate::cache::{Cache, Stamp};
+use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::{self, RepoContext};
-use crate::discover::{self, SkipReason};
+use crate::discover::{self, SkipReason, Stamp};
 use crate::finding::{Finding, Severity};
-use crate::model::Object;
+use crate::model::{FileDocs, Object};
 use crate::redact::Secrets;
-use crate::render::{self, repo, FileDocs, Graph, Note};
+use crate::render::{self, Graph, Note};
+use crate::repo;
 use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
@@ -325,7 +326,11 @@ fn load_in_context(
         .cache
         .as_deref()
         .map(|dir| Cache::open(dir, &opts.paths, &opts.limits));
-    let roots: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
+    let roots: Vec<PathBuf> = opts
+        .paths
+        .iter()
+        .map(|p| crate::paths::normalize(p))
+        .collect();
     let budget = RunBudget::new(opts.limits);
     let looked: Vec<(First, Option<Seen>)> = files
         .par_iter()
@@ -861,7 +866,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         if let Some(only) = &opts.report_only {
             let only: Vec<String> = only
                 .iter()
-                .map(|p| graph.repo.relative(&render::normalize(p)))
+                .map(|p| graph.repo.relative(&crate::paths::normalize(p)))
                 .collect();
             left.entries.retain(|fp, _| {
                 only.iter()

@@ -20,6 +20,7 @@ pub mod paths;
 pub mod reach;
 pub mod redact;
 pub mod render;
+pub mod repo;
 pub mod report;
 pub mod rules;
 pub mod schema;

@@ -253,7 +253,7 @@ pub struct Linted {
 
 impl Linted {
     pub fn new(paths: &[PathBuf]) -> Linted {
-        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::render::normalize(p)).collect();
+        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::paths::normalize(p)).collect();
         // Resolved once: every fixable file is compared with them.
         let real = paths
             .iter()
@@ -275,7 +275,7 @@ pub fn editable(sources: &SourceDb, clean: &[bool], linted: &Linted, file: FileI
     if !clean.get(file as usize).copied().unwrap_or(false) {
         return false;
     }
-    let path = crate::render::normalize(&sources.get(file).path);
+    let path = crate::paths::normalize(&sources.get(file).path);
     if !linted.paths.iter().any(|root| path.starts_with(root)) {
         return false;
     }

@@ -33,7 +33,7 @@ fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
     out
 }
 
-fn describe(kind: &SourceKind, repo: &crate::render::repo::Repo) -> String {
+fn describe(kind: &SourceKind, repo: &crate::repo::Repo) -> String {
     let rel = |p: &std::path::Path| repo.relative(p);
     match kind {
         SourceKind::External(url) => {

@@ -3,7 +3,8 @@
 
 use super::app::Tri;
 use crate::model::Object;
-use crate::render::{repo, Graph};
+use crate::render::Graph;
+use crate::repo;
 use crate::source::SourceDb;
 use crate::yaml::{typing, FileId, Node, Span};
 use foldhash::HashMap;
