@@ -836,7 +836,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if args.fix || args.diff {
         let (o, mut fixed) = in_pool(|| engine::fix(&opts, args.unsafe_fixes))?;
         outcome = o;
-        let files = report::plural(fixed.changes.len(), "file", "files");
+        let files = crate::text::plural(fixed.changes.len(), "file", "files");
         if args.diff {
             // The final round read every changed file with its fixes applied.
             let after_shown = |c: &crate::fix::apply::Change| {
@@ -856,7 +856,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             }
             eprintln!(
                 "gitops-lint: would fix {} in {files}",
-                report::plural(fixed.count(), "finding", "findings")
+                crate::text::plural(fixed.count(), "finding", "findings")
             );
             return Ok(if fixed.changes.is_empty() {
                 EXIT_OK
@@ -884,8 +884,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         }
         eprintln!(
             "gitops-lint: fixed {} in {}",
-            report::plural(fixed.count(), "finding", "findings"),
-            report::plural(fixed.changes.len(), "file", "files")
+            crate::text::plural(fixed.count(), "finding", "findings"),
+            crate::text::plural(fixed.changes.len(), "file", "files")
         );
         if fixed.changes.len() != wanted {
             // What remains is what is on disk now.
@@ -975,7 +975,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if cut_short > 0 && fail_on.threshold().is_some() {
         eprintln!(
             "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
-            report::plural(cut_short, "file", "files")
+            crate::text::plural(cut_short, "file", "files")
         );
     }
     let failing = fail_on

@@ -587,7 +587,7 @@ impl Reader<'_> {
         for e in map.entries() {
             let key = e.key.as_str().unwrap_or_default();
             if !allowed.contains(&key) {
-                let help = rules::did_you_mean(key, allowed.iter().copied())
+                let help = crate::text::did_you_mean(key, allowed.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
                     .or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
                 return Err(self.error(e.key.span, format!("unknown key `{key}` in {what}"), help));
@@ -654,7 +654,7 @@ impl Reader<'_> {
                 "info" => Some(Severity::Info),
                 "off" => None,
                 other => {
-                    let help = rules::did_you_mean(other, SEVERITIES)
+                    let help = crate::text::did_you_mean(other, SEVERITIES)
                         .map(|s| format!("did you mean `{s}`?"))
                         .or_else(|| Some("use error, warning, info or off".into()));
                     return Err(self.error(
@@ -732,7 +732,7 @@ fn parse(path: &Path, text: String) -> Result<Config, Box<ConfigError>> {
             "fail-on" => {
                 let s = r.string(v, "fail-on")?;
                 let f = <FailOn as clap::ValueEnum>::from_str(s, false).map_err(|_| {
-                    let help = rules::did_you_mean(s, ["error", "warning", "info", "never"])
+                    let help = crate::text::did_you_mean(s, ["error", "warning", "info", "never"])
                         .map(|s| format!("did you mean `{s}`?"));
                     r.error(
                         v.span,

@@ -523,7 +523,7 @@ fn read_capped(
 fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
     let obj = &graph.units[unit].obj;
     let mut out = Vec::new();
-    for rule in RULES.iter().filter(|r| cx_enabled(cx, r.id)) {
+    for rule in RULES.iter().filter(|r| cx.runs(r.id)) {
         let Check::Object(check) = rule.check else {
             continue;
         };
@@ -536,10 +536,6 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
         }
     }
     out
-}
-
-fn cx_enabled(cx: &Cx, rule: &str) -> bool {
-    cx.config.is_none_or(|c| c.enabled(rule))
 }
 
 fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
@@ -797,12 +793,13 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         .flat_map(|d| d.objects.iter().map(|o| &**o))
         .collect();
     let repo_cx: RepoContext = context::build(&file_objects);
+    let rule_enabled = |rule: &str| opts.config.enabled(rule);
     let cx = Cx {
         version: opts.version,
         repo: &repo_cx,
         sources: &sources,
         graph: &graph,
-        config: Some(&opts.config),
+        enabled: &rule_enabled,
     };
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
@@ -814,7 +811,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let graph_rules: Vec<(&'static Rule, GraphFn)> = RULES
         .iter()
         .filter_map(|&r| match r.check {
-            Check::Graph(check) if cx_enabled(&cx, r.id) => Some((r, check)),
+            Check::Graph(check) if cx.runs(r.id) => Some((r, check)),
             _ => None,
         })
         .collect();

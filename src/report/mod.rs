@@ -12,6 +12,7 @@ pub mod tree;
 use crate::engine::Outcome;
 use crate::finding::Severity;
 use crate::redact::Secrets;
+use crate::text::plural;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -297,9 +298,4 @@ pub fn write_statistics(rows: &[RuleStatistics], out: &mut dyn Write) -> io::Res
         writeln!(out, "{}", line([&c[0], &c[1], &c[2], &c[3]]))?;
     }
     Ok(())
-}
-
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }

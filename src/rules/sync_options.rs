@@ -170,7 +170,7 @@ pub fn parse_in(options: &'static [KnownOption], token: &str) -> Parsed {
     let opt = options
         .iter()
         .find(|o| o.name.eq_ignore_ascii_case(name))
-        .or_else(|| super::did_you_mean(name, options.iter().map(|o| o.name)).and_then(find));
+        .or_else(|| crate::text::did_you_mean(name, options.iter().map(|o| o.name)).and_then(find));
     let Some(opt) = opt else {
         return Parsed::Unknown;
     };

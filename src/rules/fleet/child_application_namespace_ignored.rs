@@ -1,7 +1,7 @@
 use super::app_name;
 use crate::model::Object;
+use crate::pattern::glob_match;
 use crate::render::Graph;
-use crate::rules::project::glob_match;
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::{typing, Node};
 use std::collections::BTreeSet;
