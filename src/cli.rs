@@ -3,7 +3,8 @@
 use crate::baseline::Baseline;
 use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
-use crate::engine::{self, Outcome};
+use crate::engine;
+use crate::outcome::Outcome;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
 use crate::yaml;
@@ -843,7 +844,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                 (0..outcome.sources.files().len())
                     .map(|i| i as crate::yaml::FileId)
                     .find(|id| outcome.sources.get(*id).path == c.path)
-                    .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
+                    .map_or_else(|| c.after.clone(), |id| outcome.redacted_text(id))
             };
             let secrets = &outcome.secrets;
             report::write_masked(secrets, out, |out| {

@@ -8,8 +8,10 @@ use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason, Stamp};
 use crate::finding::{Finding, Severity};
 use crate::model::{FileDocs, Object};
+// What `run` and `lint` return, named here too for callers of the engine.
+pub use crate::outcome::{Outcome, Summary};
 use crate::redact::Secrets;
-use crate::render::{self, Graph, Note};
+use crate::render::{self, Graph};
 use crate::repo;
 use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
@@ -21,7 +23,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -48,24 +50,6 @@ pub struct Options {
     pub timings: bool,
 }
 
-#[derive(Debug, Default)]
-pub struct Summary {
-    pub files_scanned: usize,
-    pub objects_by_kind: BTreeMap<String, usize>,
-    pub skipped: Vec<(PathBuf, SkipReason)>,
-    /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
-    pub not_rendered: Vec<Note>,
-    /// Findings hidden by suppressions, and by the baseline.
-    pub suppressed: usize,
-    pub baselined: usize,
-    pub elapsed: Duration,
-    /// Each stage in pipeline order, with its wall time and the peak RSS (KiB) at its end,
-    /// where the system says (`--timings`).
-    pub phases: Vec<(&'static str, Duration, Option<u64>)>,
-    /// What parsing the linted files cost, in the nodes [`ParseLimits::run_nodes`] bounds.
-    pub nodes: usize,
-}
-
 impl Options {
     /// The defaults of a plain `gitops-lint PATHS` run: every limit at its default, no config,
     /// suppressions honoured, everything reported.
@@ -84,50 +68,6 @@ impl Options {
             cache: None,
             timings: false,
         }
-    }
-}
-
-impl Summary {
-    pub fn objects(&self) -> usize {
-        self.objects_by_kind.values().sum()
-    }
-
-    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes).
-    /// Unlike a file over `--max-file-size`, which the caller's setting leaves out, these are
-    /// left out by what came before them in path order: a pull request could push a file past
-    /// a ceiling to keep it from being checked.
-    pub fn cut_short(&self) -> usize {
-        self.skipped
-            .iter()
-            .filter(|(_, r)| matches!(r, SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. }))
-            .count()
-    }
-}
-
-pub struct Outcome {
-    pub sources: SourceDb,
-    pub findings: Vec<Finding>,
-    pub summary: Summary,
-    /// Byte ranges whose text no output may show (Secret values).
-    pub redactions: Vec<Span>,
-    /// The secret values themselves, to be masked wherever else they occur.
-    pub secrets: Arc<Secrets>,
-    pub graph: Graph,
-    /// Baseline entries that no longer occur.
-    pub stale: Baseline,
-    /// Per file: read, decoded and parsed without a problem (the files a fix may edit).
-    pub clean: Vec<bool>,
-    /// What each file held: kept so that the caller decides when (or whether) the trees are
-    /// freed.
-    pub docs: Vec<FileDocs>,
-}
-
-impl Outcome {
-    pub fn count(&self, severity: Severity) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count()
     }
 }
 
@@ -1013,7 +953,7 @@ pub fn fix(
                     path: source.path.clone(),
                     before: source.text.clone(),
                     after: String::new(),
-                    before_shown: crate::report::redacted_text(&outcome, *file),
+                    before_shown: outcome.redacted_text(*file),
                     fixed: Vec::new(),
                 });
             change.after = after.clone();

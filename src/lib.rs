@@ -16,6 +16,7 @@ pub mod finding;
 pub mod fix;
 pub mod kinds;
 pub mod model;
+pub mod outcome;
 pub mod paths;
 pub mod pattern;
 pub mod reach;

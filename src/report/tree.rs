@@ -1,6 +1,6 @@
 //! The app-of-apps tree, as text or as Graphviz dot.
 
-use crate::engine::Outcome;
+use crate::outcome::Outcome;
 use crate::render::{Graph, SourceKind};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
