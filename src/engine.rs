@@ -7,6 +7,7 @@ use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason, Stamp};
 use crate::finding::{Finding, Severity};
+use crate::fix::{Applicability, Edit, Fix};
 use crate::model::{FileDocs, Object};
 // What `run` and `lint` return, named here too for callers of the engine.
 pub use crate::outcome::{Outcome, Summary};
@@ -907,7 +908,7 @@ pub fn fix(
         };
         // Fixes in files `--fix` may not write were dropped by `run`.
         let editable = |f: &Finding, fix: &crate::fix::Fix| !refused.contains(&key(f, fix));
-        let round_plan = apply::plan(&outcome.findings, unsafe_fixes, &editable);
+        let round_plan = plan(&outcome.findings, unsafe_fixes, &editable);
         let mut progressed = false;
         for (file, fixes) in &round_plan.files {
             let source = outcome.sources.get(*file);
@@ -967,6 +968,63 @@ pub fn fix(
         }
         round += 1;
     }
+}
+
+/// The fixes chosen for one round, per file, with the findings they cure.
+pub struct Round<'a> {
+    pub files: BTreeMap<FileId, Vec<(&'a Finding, &'a Fix)>>,
+}
+
+/// Picks the fixes to apply now. Findings come in report order. A fix waits for the next
+/// round, when it is recomputed on the new text, if its edits touch one already picked or if
+/// another fix on the same object was picked: two cures of one Application (say, a renamed
+/// `selfheal` and a missing `selfHeal`) can each be right alone and wrong together.
+pub fn plan<'a>(
+    findings: &'a [Finding],
+    unsafe_fixes: bool,
+    editable: &dyn Fn(&Finding, &Fix) -> bool,
+) -> Round<'a> {
+    let mut files: BTreeMap<FileId, Vec<(&Finding, &Fix)>> = BTreeMap::new();
+    let mut objects: Vec<(FileId, &crate::finding::ObjectRef, &Fix)> = Vec::new();
+    // Safe fixes first: a respelt key must win over an unsafe fix that adds the key anew.
+    let mut order: Vec<(&Finding, &Fix)> = findings
+        .iter()
+        .filter_map(|f| Some((f, f.fix.as_ref()?)))
+        .filter(|(_, fix)| unsafe_fixes || fix.applicability == Applicability::Safe)
+        .collect();
+    order.sort_by_key(|(_, fix)| fix.applicability);
+    for (f, fix) in order {
+        if !editable(f, fix) {
+            continue;
+        }
+        let picked = files.entry(fix.file()).or_default();
+        // The same cure found twice (one template, many rendered apps) is applied once.
+        if picked.iter().any(|(_, p)| p.edits == fix.edits) {
+            picked.push((f, fix));
+            continue;
+        }
+        let clash = picked
+            .iter()
+            .flat_map(|(_, p)| &p.edits)
+            .any(|a| fix.edits.iter().any(|b| touches(a, b)));
+        let busy = f.object.as_ref().is_some_and(|o| {
+            objects
+                .iter()
+                .any(|(file, other, _)| *file == fix.file() && *other == o)
+        });
+        if !clash && !busy {
+            picked.push((f, fix));
+            if let Some(o) = &f.object {
+                objects.push((fix.file(), o, fix));
+            }
+        }
+    }
+    Round { files }
+}
+
+/// Edits that overlap or meet: their order would be a guess.
+fn touches(a: &Edit, b: &Edit) -> bool {
+    a.span.start <= b.span.end && b.span.start <= a.span.end
 }
 
 #[cfg(test)]
