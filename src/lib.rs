@@ -2,7 +2,8 @@
 //!
 //! The pipeline reads in one direction: [`discover`] → [`yaml`] (parse with spans) →
 //! [`model`] (recognise objects) → [`render`] (kustomize, sources, ApplicationSets, the object
-//! graph) → [`rules`] → [`report`].
+//! graph) → [`rules`] → [`config`] → [`engine`] → [`report`]. `tests/stages.rs` holds each
+//! module's stage and checks that none names a later one.
 
 pub mod baseline;
 pub mod cache;
