@@ -28,7 +28,7 @@ impl Fingerprint {
     /// Secret values in any part are masked: the fingerprint is written to baselines and
     /// reports, and is compared masked, so that baselines keep matching.
     pub fn of(f: &Finding, sources: &SourceDb, graph: &Graph, secrets: &Secrets) -> Fingerprint {
-        let path = crate::render::normalize(&sources.get(f.primary.span.file).path);
+        let path = crate::paths::normalize(&sources.get(f.primary.span.file).path);
         let object = f
             .unit
             .map(|u| &graph.units[u].obj)

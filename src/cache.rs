@@ -16,6 +16,7 @@
 //! that cannot be read or decoded is treated as empty; one that cannot be written is left
 //! alone. Neither changes what a run reports. Files no run has written for a month are removed.
 
+use crate::discover::Stamp;
 use crate::scope::{Argo, Seen, Source};
 use crate::yaml::ParseLimits;
 use foldhash::HashMap;
@@ -33,44 +34,10 @@ const KEEP_DAYS: i64 = 30;
 /// A cache file larger than this is not read.
 const MAX_BYTES: u64 = 256 * 1024 * 1024;
 
-/// What identifies one version of a file without reading it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-}
-
-impl Stamp {
-    #[cfg(unix)]
-    pub fn of(m: &std::fs::Metadata) -> Option<Stamp> {
-        use std::os::unix::fs::MetadataExt;
-        Some(Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            size: m.size(),
-            mtime: (m.mtime(), m.mtime_nsec()),
-            ctime: (m.ctime(), m.ctime_nsec()),
-        })
-    }
-
-    /// Without change times a stamp cannot be trusted, so nothing is cached.
-    #[cfg(not(unix))]
-    pub fn of(_: &std::fs::Metadata) -> Option<Stamp> {
-        None
-    }
-
-    /// The file's size in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    fn settled(&self, now: i64) -> bool {
-        self.mtime.0.saturating_add(SETTLE_SECS) < now
-            && self.ctime.0.saturating_add(SETTLE_SECS) < now
-    }
+/// Whether the file was left alone long enough ([`SETTLE_SECS`]) for its look to be stored.
+fn settled(stamp: &Stamp, now: i64) -> bool {
+    stamp.mtime.0.saturating_add(SETTLE_SECS) < now
+        && stamp.ctime.0.saturating_add(SETTLE_SECS) < now
 }
 
 /// Where `--cache` keeps its files when no directory is given.
@@ -138,7 +105,7 @@ impl Cache {
     pub fn save<'a>(&self, looks: impl Iterator<Item = (&'a Path, Option<Stamp>, &'a Seen, bool)>) {
         let kept: Vec<(&Path, Stamp, &Seen, bool)> = looks
             .filter_map(|(path, stamp, seen, hit)| {
-                let stamp = stamp.filter(|s| hit || s.settled(self.now))?;
+                let stamp = stamp.filter(|s| hit || settled(s, self.now))?;
                 Some((path, stamp, seen, hit))
             })
             .collect();

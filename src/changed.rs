@@ -244,7 +244,7 @@ pub struct ConfigAtRevision {
 pub const MAX_CONFIG_SIZE: u64 = 1024 * 1024;
 
 /// The config file that revision `rev` holds for `start`: the first of
-/// [`crate::render::repo::CONFIG_FILES`] in the directory of `start` or the nearest one above it
+/// [`crate::repo::CONFIG_FILES`] in the directory of `start` or the nearest one above it
 /// up to the top of the working tree, as `config::find` looks for it on disk. `None` when the
 /// revision has none; symlinks and submodules there do not count.
 pub fn config_at(start: &Path, rev: &str) -> Result<Option<ConfigAtRevision>, String> {
@@ -266,7 +266,7 @@ pub fn config_at(start: &Path, rev: &str) -> Result<Option<ConfigAtRevision>, St
     let (r, tree) = revision_tree(&repo, rev)?;
     let mut written = base.clone();
     loop {
-        for name in crate::render::repo::CONFIG_FILES {
+        for name in crate::repo::CONFIG_FILES {
             let rel = if prefix.is_empty() {
                 BString::from(name)
             } else {
@@ -296,7 +296,7 @@ pub fn config_at(start: &Path, rev: &str) -> Result<Option<ConfigAtRevision>, St
                 .map_err(|_| format!("{shown}: the config file is not UTF-8"))?;
             return Ok(Some(ConfigAtRevision {
                 name: shown,
-                dir: crate::render::normalize(&written),
+                dir: crate::paths::normalize(&written),
                 text,
             }));
         }

@@ -3,7 +3,8 @@
 use crate::baseline::Baseline;
 use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
-use crate::engine::{self, Outcome};
+use crate::engine;
+use crate::outcome::Outcome;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
 use crate::yaml;
@@ -432,7 +433,7 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
         return Ok(None);
     };
     let mut trusted = config::load(file)?;
-    let dir = crate::render::normalize(&crate::render::repo::find_root(&first));
+    let dir = crate::paths::normalize(&crate::repo::find_root(&first));
     if inside(file, &dir) {
         eprintln!(
             "gitops-lint: warning: the trusted config {} is inside the linted repository, where a \
@@ -613,7 +614,7 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
 /// The repository root of `path`, written plainly, so that reported paths read `repo/x.yaml`,
 /// not `repo/a/../x.yaml`.
 fn written_root(path: &std::path::Path) -> PathBuf {
-    let root = crate::render::normalize(&crate::render::repo::find_root(path));
+    let root = crate::paths::normalize(&crate::repo::find_root(path));
     if root.as_os_str().is_empty() {
         PathBuf::from(".")
     } else {
@@ -626,7 +627,7 @@ fn written_root(path: &std::path::Path) -> PathBuf {
 fn root_above(path: &std::path::Path) -> Option<PathBuf> {
     let root = written_root(path);
     let real = root.canonicalize().ok()?;
-    (crate::render::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
+    (crate::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
         .then_some(root)
 }
 
@@ -681,20 +682,15 @@ fn show_config(
     opts.config = c.clone();
     let secrets = engine::secrets(&opts)?;
     report::write_masked(&secrets, out, |out| {
-        let root = crate::render::repo::find_root(path);
-        report::config::print(
-            &c,
-            args.no_config,
-            &crate::render::repo::git_remotes(&root),
-            out,
-        )
+        let root = crate::repo::find_root(path);
+        report::config::print(&c, args.no_config, &crate::repo::git_remotes(&root), out)
     })
     .map_err(io)?;
     Ok(EXIT_OK)
 }
 
 fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
-    let root = crate::render::repo::find_root(&dir);
+    let root = crate::repo::find_root(&dir);
     let loaded = engine::load(&options(vec![root.clone()], Vec::new()))?;
     let (objects, problems) =
         crate::render::build_kustomization(&loaded.sources, &loaded.docs, &root, &dir);
@@ -707,7 +703,7 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
         let at = loaded.sources.start(p.span);
         eprintln!(
             "{}:{}:{}: {}",
-            crate::render::normalize(&loaded.sources.get(p.span.file).path).display(),
+            crate::paths::normalize(&loaded.sources.get(p.span.file).path).display(),
             at.line,
             at.column,
             p.message
@@ -804,7 +800,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
                     .iter()
                     .find_map(|r| {
                         let rest = abs.as_ref()?.strip_prefix(r.canonicalize().ok()?).ok()?;
-                        Some(crate::render::normalize(&r.join(rest)))
+                        Some(crate::paths::normalize(&r.join(rest)))
                     })
                     .unwrap_or_else(|| p.clone())
             })
@@ -849,14 +845,14 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if args.fix || args.diff {
         let (o, mut fixed) = in_pool(|| engine::fix(&opts, args.unsafe_fixes))?;
         outcome = o;
-        let files = report::plural(fixed.changes.len(), "file", "files");
+        let files = crate::text::plural(fixed.changes.len(), "file", "files");
         if args.diff {
             // The final round read every changed file with its fixes applied.
             let after_shown = |c: &crate::fix::apply::Change| {
                 (0..outcome.sources.files().len())
                     .map(|i| i as crate::yaml::FileId)
                     .find(|id| outcome.sources.get(*id).path == c.path)
-                    .map_or_else(|| c.after.clone(), |id| report::redacted_text(&outcome, id))
+                    .map_or_else(|| c.after.clone(), |id| outcome.redacted_text(id))
             };
             let secrets = &outcome.secrets;
             report::write_masked(secrets, out, |out| {
@@ -869,7 +865,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             }
             eprintln!(
                 "gitops-lint: would fix {} in {files}",
-                report::plural(fixed.count(), "finding", "findings")
+                crate::text::plural(fixed.count(), "finding", "findings")
             );
             return Ok(if fixed.changes.is_empty() {
                 EXIT_OK
@@ -897,8 +893,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         }
         eprintln!(
             "gitops-lint: fixed {} in {}",
-            report::plural(fixed.count(), "finding", "findings"),
-            report::plural(fixed.changes.len(), "file", "files")
+            crate::text::plural(fixed.count(), "finding", "findings"),
+            crate::text::plural(fixed.changes.len(), "file", "files")
         );
         if fixed.changes.len() != wanted {
             // What remains is what is on disk now.
@@ -988,7 +984,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if cut_short > 0 && fail_on.threshold().is_some() {
         eprintln!(
             "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
-            report::plural(cut_short, "file", "files")
+            crate::text::plural(cut_short, "file", "files")
         );
     }
     let failing = fail_on

@@ -2,7 +2,7 @@
 //! command line: an unknown key, rule or glob is a usage error that points into the file.
 
 use crate::finding::Severity;
-use crate::render::repo::CONFIG_FILES;
+use crate::repo::CONFIG_FILES;
 use crate::rules::{self, Category, Version, RULES};
 use crate::yaml::{self, Node, ParseLimits, Span};
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -147,7 +147,7 @@ impl Config {
         };
         let key = owner.baseline.as_ref()?;
         let dir = owner.dir().unwrap_or(Path::new(""));
-        Some((crate::render::normalize(&dir.join(&key.written)), key))
+        Some((crate::paths::normalize(&dir.join(&key.written)), key))
     }
 
     /// Where the settings came from, as `gitops-lint config` and errors name it.
@@ -236,8 +236,8 @@ impl Config {
         if self.per_path.is_empty() || !self.enabled_here(rule) {
             return level;
         }
-        let path = crate::render::normalize(path);
-        let dir = self.dir().map(crate::render::normalize).unwrap_or_default();
+        let path = crate::paths::normalize(path);
+        let dir = self.dir().map(crate::paths::normalize).unwrap_or_default();
         let rel = path.strip_prefix(&dir).unwrap_or(&path);
         for p in self.per_path.iter().filter(|p| p.matches(rel)) {
             if p.ignore.contains(rule) {
@@ -376,7 +376,7 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
             .baseline
             .as_ref()
             .map(|t| trusted.dir().unwrap_or(Path::new("")).join(&t.written));
-        if theirs.map(|t| crate::render::normalize(&t)) != Some(crate::render::normalize(&mine)) {
+        if theirs.map(|t| crate::paths::normalize(&t)) != Some(crate::paths::normalize(&mine)) {
             clamped.push(Clamp {
                 key: "baseline",
                 note: format!(
@@ -516,7 +516,7 @@ pub fn find(start: &Path) -> Option<PathBuf> {
     for dir in abs.ancestors() {
         for name in CONFIG_FILES {
             if dir.join(name).is_file() {
-                let found = crate::render::normalize(&written.join(name));
+                let found = crate::paths::normalize(&written.join(name));
                 // Below a linked directory, `..` written after the link climbs from its
                 // target, not from where the link sits: the written form is used only when it
                 // names the same file.
@@ -606,7 +606,7 @@ impl Reader<'_> {
         for e in map.entries() {
             let key = e.key.as_str().unwrap_or_default();
             if !allowed.contains(&key) {
-                let help = rules::did_you_mean(key, allowed.iter().copied())
+                let help = crate::text::did_you_mean(key, allowed.iter().copied())
                     .map(|s| format!("did you mean `{s}`?"))
                     .or_else(|| Some(format!("known keys: {}", allowed.join(", "))));
                 self.keep::<()>(Err(self.error(
@@ -692,7 +692,7 @@ impl Reader<'_> {
             "info" => Some(Severity::Info),
             "off" => None,
             other => {
-                let help = rules::did_you_mean(other, SEVERITIES)
+                let help = crate::text::did_you_mean(other, SEVERITIES)
                     .map(|s| format!("did you mean `{s}`?"))
                     .or_else(|| Some("use error, warning, info or off".into()));
                 return Err(self.error(value.span, format!("`{other}` is not a severity"), help));
@@ -785,8 +785,9 @@ fn read(r: &Reader<'_>, root: &Node, config: &mut Config) {
             "fail-on" => {
                 config.fail_on = r.keep(r.string(v, "fail-on").and_then(|s| {
                     <FailOn as clap::ValueEnum>::from_str(s, false).map_err(|_| {
-                        let help = rules::did_you_mean(s, ["error", "warning", "info", "never"])
-                            .map(|s| format!("did you mean `{s}`?"));
+                        let help =
+                            crate::text::did_you_mean(s, ["error", "warning", "info", "never"])
+                                .map(|s| format!("did you mean `{s}`?"));
                         r.error(
                             v.span,
                             format!("`{s}` is not error, warning, info or never"),

@@ -1,7 +1,6 @@
 //! Finds the files to lint: `.gitignore`-aware walk, include/exclude globs, size cap, and the
 //! Helm chart templates that are not manifests.
 
-use crate::cache::Stamp;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -203,7 +202,7 @@ fn is_manifest_name(path: &Path) -> bool {
     matches!(
         crate::paths::extension(path),
         Some(b"yaml" | b"yml" | b"json")
-    ) || crate::model::is_kustomization_file(path)
+    ) || is_kustomization_file(path)
 }
 
 /// Which directories are Helm charts, each asked of the file system once per run: a chart
@@ -439,6 +438,57 @@ fn consider(
     } else {
         Ok((path, size.unwrap_or(0), meta.and_then(Stamp::of)))
     }
+}
+
+/// What identifies one version of a file without reading it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+    pub(crate) size: u64,
+    pub(crate) mtime: (i64, i64),
+    pub(crate) ctime: (i64, i64),
+}
+
+impl Stamp {
+    #[cfg(unix)]
+    pub fn of(m: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// Without change times a stamp cannot be trusted, so nothing is cached.
+    #[cfg(not(unix))]
+    pub fn of(_: &std::fs::Metadata) -> Option<Stamp> {
+        None
+    }
+
+    /// The file's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+pub fn is_kustomization_file(path: &Path) -> bool {
+    kustomization_rank(path).is_some()
+}
+
+/// Where the file's name comes in kustomize's search order ([`KUSTOMIZATION_FILES`]), if it
+/// is a kustomization file.
+pub fn kustomization_rank(path: &Path) -> Option<usize> {
+    let name = crate::paths::file_name(path)?;
+    KUSTOMIZATION_FILES
+        .iter()
+        .position(|k| k.as_bytes() == name)
 }
 
 #[cfg(test)]

@@ -2,14 +2,18 @@
 //! findings. Reporting is left to the caller.
 
 use crate::baseline::Baseline;
-use crate::cache::{Cache, Stamp};
+use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::{self, RepoContext};
-use crate::discover::{self, SkipReason};
+use crate::discover::{self, SkipReason, Stamp};
 use crate::finding::{Finding, Severity};
-use crate::model::Object;
+use crate::fix::{Applicability, Edit, Fix};
+use crate::model::{FileDocs, Object};
+// What `run` and `lint` return, named here too for callers of the engine.
+pub use crate::outcome::{Outcome, Summary};
 use crate::redact::Secrets;
-use crate::render::{self, repo, FileDocs, Graph, Note};
+use crate::render::{self, Graph};
+use crate::repo;
 use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
 use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
@@ -20,7 +24,7 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -47,24 +51,6 @@ pub struct Options {
     pub timings: bool,
 }
 
-#[derive(Debug, Default)]
-pub struct Summary {
-    pub files_scanned: usize,
-    pub objects_by_kind: BTreeMap<String, usize>,
-    pub skipped: Vec<(PathBuf, SkipReason)>,
-    /// Things seen but deliberately not rendered (remote bases, Helm charts, plugins).
-    pub not_rendered: Vec<Note>,
-    /// Findings hidden by suppressions, and by the baseline.
-    pub suppressed: usize,
-    pub baselined: usize,
-    pub elapsed: Duration,
-    /// Each stage in pipeline order, with its wall time and the peak RSS (KiB) at its end,
-    /// where the system says (`--timings`).
-    pub phases: Vec<(&'static str, Duration, Option<u64>)>,
-    /// What parsing the linted files cost, in the nodes [`ParseLimits::run_nodes`] bounds.
-    pub nodes: usize,
-}
-
 impl Options {
     /// The defaults of a plain `gitops-lint PATHS` run: every limit at its default, no config,
     /// suppressions honoured, everything reported.
@@ -83,50 +69,6 @@ impl Options {
             cache: None,
             timings: false,
         }
-    }
-}
-
-impl Summary {
-    pub fn objects(&self) -> usize {
-        self.objects_by_kind.values().sum()
-    }
-
-    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes).
-    /// Unlike a file over `--max-file-size`, which the caller's setting leaves out, these are
-    /// left out by what came before them in path order: a pull request could push a file past
-    /// a ceiling to keep it from being checked.
-    pub fn cut_short(&self) -> usize {
-        self.skipped
-            .iter()
-            .filter(|(_, r)| matches!(r, SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. }))
-            .count()
-    }
-}
-
-pub struct Outcome {
-    pub sources: SourceDb,
-    pub findings: Vec<Finding>,
-    pub summary: Summary,
-    /// Byte ranges whose text no output may show (Secret values).
-    pub redactions: Vec<Span>,
-    /// The secret values themselves, to be masked wherever else they occur.
-    pub secrets: Arc<Secrets>,
-    pub graph: Graph,
-    /// Baseline entries that no longer occur.
-    pub stale: Baseline,
-    /// Per file: read, decoded and parsed without a problem (the files a fix may edit).
-    pub clean: Vec<bool>,
-    /// What each file held: kept so that the caller decides when (or whether) the trees are
-    /// freed.
-    pub docs: Vec<FileDocs>,
-}
-
-impl Outcome {
-    pub fn count(&self, severity: Severity) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count()
     }
 }
 
@@ -325,7 +267,11 @@ fn load_in_context(
         .cache
         .as_deref()
         .map(|dir| Cache::open(dir, &opts.paths, &opts.limits));
-    let roots: Vec<PathBuf> = opts.paths.iter().map(|p| render::normalize(p)).collect();
+    let roots: Vec<PathBuf> = opts
+        .paths
+        .iter()
+        .map(|p| crate::paths::normalize(p))
+        .collect();
     let budget = RunBudget::new(opts.limits);
     let looked: Vec<(First, Option<Seen>)> = files
         .par_iter()
@@ -518,7 +464,7 @@ fn read_capped(
 fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
     let obj = &graph.units[unit].obj;
     let mut out = Vec::new();
-    for rule in RULES.iter().filter(|r| cx_enabled(cx, r.id)) {
+    for rule in RULES.iter().filter(|r| cx.runs(r.id)) {
         let Check::Object(check) = rule.check else {
             continue;
         };
@@ -531,10 +477,6 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
         }
     }
     out
-}
-
-fn cx_enabled(cx: &Cx, rule: &str) -> bool {
-    cx.config.is_none_or(|c| c.enabled(rule))
 }
 
 fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
@@ -792,12 +734,13 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         .flat_map(|d| d.objects.iter().map(|o| &**o))
         .collect();
     let repo_cx: RepoContext = context::build(&file_objects);
+    let rule_enabled = |rule: &str| opts.config.enabled(rule);
     let cx = Cx {
         version: opts.version,
         repo: &repo_cx,
         sources: &sources,
         graph: &graph,
-        config: Some(&opts.config),
+        enabled: &rule_enabled,
     };
     let lint: Vec<usize> = (0..graph.units.len())
         .filter(|&u| graph.units[u].lint)
@@ -809,7 +752,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     let graph_rules: Vec<(&'static Rule, GraphFn)> = RULES
         .iter()
         .filter_map(|&r| match r.check {
-            Check::Graph(check) if cx_enabled(&cx, r.id) => Some((r, check)),
+            Check::Graph(check) if cx.runs(r.id) => Some((r, check)),
             _ => None,
         })
         .collect();
@@ -861,7 +804,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         if let Some(only) = &opts.report_only {
             let only: Vec<String> = only
                 .iter()
-                .map(|p| graph.repo.relative(&render::normalize(p)))
+                .map(|p| graph.repo.relative(&crate::paths::normalize(p)))
                 .collect();
             left.entries.retain(|fp, _| {
                 only.iter()
@@ -965,7 +908,7 @@ pub fn fix(
         };
         // Fixes in files `--fix` may not write were dropped by `run`.
         let editable = |f: &Finding, fix: &crate::fix::Fix| !refused.contains(&key(f, fix));
-        let round_plan = apply::plan(&outcome.findings, unsafe_fixes, &editable);
+        let round_plan = plan(&outcome.findings, unsafe_fixes, &editable);
         let mut progressed = false;
         for (file, fixes) in &round_plan.files {
             let source = outcome.sources.get(*file);
@@ -1011,7 +954,7 @@ pub fn fix(
                     path: source.path.clone(),
                     before: source.text.clone(),
                     after: String::new(),
-                    before_shown: crate::report::redacted_text(&outcome, *file),
+                    before_shown: outcome.redacted_text(*file),
                     fixed: Vec::new(),
                 });
             change.after = after.clone();
@@ -1025,6 +968,63 @@ pub fn fix(
         }
         round += 1;
     }
+}
+
+/// The fixes chosen for one round, per file, with the findings they cure.
+pub struct Round<'a> {
+    pub files: BTreeMap<FileId, Vec<(&'a Finding, &'a Fix)>>,
+}
+
+/// Picks the fixes to apply now. Findings come in report order. A fix waits for the next
+/// round, when it is recomputed on the new text, if its edits touch one already picked or if
+/// another fix on the same object was picked: two cures of one Application (say, a renamed
+/// `selfheal` and a missing `selfHeal`) can each be right alone and wrong together.
+pub fn plan<'a>(
+    findings: &'a [Finding],
+    unsafe_fixes: bool,
+    editable: &dyn Fn(&Finding, &Fix) -> bool,
+) -> Round<'a> {
+    let mut files: BTreeMap<FileId, Vec<(&Finding, &Fix)>> = BTreeMap::new();
+    let mut objects: Vec<(FileId, &crate::finding::ObjectRef, &Fix)> = Vec::new();
+    // Safe fixes first: a respelt key must win over an unsafe fix that adds the key anew.
+    let mut order: Vec<(&Finding, &Fix)> = findings
+        .iter()
+        .filter_map(|f| Some((f, f.fix.as_ref()?)))
+        .filter(|(_, fix)| unsafe_fixes || fix.applicability == Applicability::Safe)
+        .collect();
+    order.sort_by_key(|(_, fix)| fix.applicability);
+    for (f, fix) in order {
+        if !editable(f, fix) {
+            continue;
+        }
+        let picked = files.entry(fix.file()).or_default();
+        // The same cure found twice (one template, many rendered apps) is applied once.
+        if picked.iter().any(|(_, p)| p.edits == fix.edits) {
+            picked.push((f, fix));
+            continue;
+        }
+        let clash = picked
+            .iter()
+            .flat_map(|(_, p)| &p.edits)
+            .any(|a| fix.edits.iter().any(|b| touches(a, b)));
+        let busy = f.object.as_ref().is_some_and(|o| {
+            objects
+                .iter()
+                .any(|(file, other, _)| *file == fix.file() && *other == o)
+        });
+        if !clash && !busy {
+            picked.push((f, fix));
+            if let Some(o) = &f.object {
+                objects.push((fix.file(), o, fix));
+            }
+        }
+    }
+    Round { files }
+}
+
+/// Edits that overlap or meet: their order would be a guess.
+fn touches(a: &Edit, b: &Edit) -> bool {
+    a.span.start <= b.span.end && b.span.start <= a.span.end
 }
 
 #[cfg(test)]

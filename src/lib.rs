@@ -2,7 +2,8 @@
 //!
 //! The pipeline reads in one direction: [`discover`] → [`yaml`] (parse with spans) →
 //! [`model`] (recognise objects) → [`render`] (kustomize, sources, ApplicationSets, the object
-//! graph) → [`rules`] → [`report`].
+//! graph) → [`rules`] → [`config`] → [`engine`] → [`report`]. `tests/stages.rs` holds each
+//! module's stage and checks that none names a later one.
 #![forbid(unsafe_code)]
 
 pub mod baseline;
@@ -18,14 +19,17 @@ pub mod fix;
 pub mod glob;
 pub mod kinds;
 pub mod model;
+pub mod outcome;
 pub mod paths;
 pub mod reach;
 pub mod redact;
 pub mod render;
+pub mod repo;
 pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod scope;
 pub mod source;
 pub mod suppress;
+pub mod text;
 pub mod yaml;

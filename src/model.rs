@@ -1,7 +1,8 @@
 //! Recognition: which documents are Kubernetes objects, and what they are.
 
-use crate::yaml::{Document, FileId, Node, Span, Value};
+use crate::yaml::{Comment, Document, FileId, Node, ParseLimits, Span, Value};
 use std::path::Path;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct Object {
@@ -322,22 +323,6 @@ impl Object {
     }
 }
 
-pub const KUSTOMIZATION_FILES: [&str; 3] =
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
-
-pub fn is_kustomization_file(path: &Path) -> bool {
-    kustomization_rank(path).is_some()
-}
-
-/// Where the file's name comes in kustomize's search order ([`KUSTOMIZATION_FILES`]), if it
-/// is a kustomization file.
-pub fn kustomization_rank(path: &Path) -> Option<usize> {
-    let name = crate::paths::file_name(path)?;
-    KUSTOMIZATION_FILES
-        .iter()
-        .position(|k| k.as_bytes() == name)
-}
-
 /// Turns a file's documents into objects. Documents that are not objects are returned apart:
 /// kustomize may still read them as patches.
 pub fn recognise(
@@ -345,7 +330,7 @@ pub fn recognise(
     path: &Path,
     documents: Vec<Document>,
 ) -> (Vec<Object>, Vec<Document>) {
-    let kustomization = is_kustomization_file(path);
+    let kustomization = crate::discover::is_kustomization_file(path);
     let mut out = Vec::new();
     let mut loose = Vec::new();
     for doc in documents {
@@ -465,6 +450,75 @@ pub fn unparsed_secret_spans(file: FileId, text: &str) -> Vec<Span> {
     out
 }
 
+/// What the parse stage hands over for one file: its objects, and the documents that are not
+/// objects (JSON 6902 patches, for instance), which kustomize may still read.
+#[derive(Debug, Default)]
+pub struct FileDocs {
+    pub objects: Vec<Arc<Object>>,
+    pub loose: Vec<Document>,
+    /// `# gitops-lint:` comments, for the suppression stage.
+    pub directives: Vec<crate::yaml::Comment>,
+    /// Set when what only kustomize reads was dropped ([`FileDocs::slim`]): the limits the
+    /// text was parsed with, to parse it again whole (`render::Files::whole`).
+    pub slimmed: Option<ParseLimits>,
+}
+
+impl FileDocs {
+    /// What a parsed file holds for the later stages: its objects, the documents that are not
+    /// objects, and its suppression comments.
+    pub fn new(id: FileId, path: &Path, parsed: crate::yaml::ParsedFile) -> FileDocs {
+        // Each collection is held for the whole run, so none keeps spare capacity: collecting
+        // in place would keep the buffer of every comment (or of every `Object`) behind what
+        // is kept.
+        let mut directives: Vec<_> = parsed.comments.into_iter().filter(is_directive).collect();
+        directives.shrink_to_fit();
+        let (objects, mut loose) = recognise(id, path, parsed.documents);
+        loose.shrink_to_fit();
+        let mut shared = Vec::with_capacity(objects.len());
+        shared.extend(objects.into_iter().map(Arc::new));
+        FileDocs {
+            objects: shared,
+            loose,
+            directives,
+            slimmed: parsed.pruned,
+        }
+    }
+
+    /// Drops what no stage but kustomize reads, while the file is the only one in hand: that
+    /// is never held for the whole run. That is the documents that are not objects (Helm
+    /// values, tool settings; kustomize reads them as patches), unless a suppression comment
+    /// may be about them, and [`Object::slim`]'s subtrees.
+    pub fn slim(&mut self, limits: ParseLimits) {
+        let mut dropped = false;
+        if self.directives.is_empty() && !self.loose.is_empty() {
+            self.loose = Vec::new();
+            dropped = true;
+        }
+        for obj in &mut self.objects {
+            // Not shared yet: the objects were just made.
+            if let Some(obj) = Arc::get_mut(obj) {
+                dropped |= obj.slim(&self.directives);
+            }
+        }
+        if dropped {
+            self.slimmed = Some(limits);
+        }
+    }
+}
+
+/// The comments of a file that speak to gitops-lint, kept by the parse stage (misspelt ones
+/// too, so they can be reported).
+pub fn is_directive(comment: &Comment) -> bool {
+    speaks_to_us(&comment.text)
+}
+
+/// Whether the text of a comment (after its `#`) is, or was meant as, a directive.
+pub fn speaks_to_us(comment: &str) -> bool {
+    let t = comment.trim_start();
+    t.strip_prefix("gitops-lint")
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(' ') && rest.contains('['))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::yaml::{self, ParseLimits};
@@ -474,7 +528,7 @@ mod tests {
 
     fn slimmed(text: &str) -> (bool, super::Object, super::Object) {
         let parsed = yaml::parse(0, text, ParseLimits::default());
-        let docs = crate::render::FileDocs::new(0, Path::new("crd.yaml"), parsed);
+        let docs = super::FileDocs::new(0, Path::new("crd.yaml"), parsed);
         let whole = (*docs.objects[0]).clone();
         let mut slim = whole.clone();
         let dropped = slim.slim(&docs.directives);

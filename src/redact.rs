@@ -129,6 +129,33 @@ pub fn decode_data(written: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// `text` with each of `ranges` masked and every secret value masked, byte for byte, so spans
+/// stay valid.
+pub fn redacted_text(
+    text: &str,
+    ranges: impl IntoIterator<Item = std::ops::Range<usize>>,
+    secrets: &Secrets,
+) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for range in ranges {
+        let Some(slice) = text.get(range.clone()) else {
+            continue;
+        };
+        // Keep line breaks so that line numbers do not move; mask every other character with
+        // as many `*` as it has bytes.
+        for (i, c) in slice.char_indices() {
+            if c != '\n' && c != '\r' {
+                for b in &mut bytes[range.start + i..range.start + i + c.len_utf8()] {
+                    *b = b'*';
+                }
+            }
+        }
+    }
+    let mut text = String::from_utf8(bytes).unwrap_or_default();
+    secrets.mask_in_place(&mut text);
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

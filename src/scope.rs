@@ -4,9 +4,9 @@
 //! them. Everything else is not parsed, so a one-file change does not cost a whole-repository
 //! lint. The choice is made on paths and a cheap text check, before the parse stage.
 
-use crate::model::is_kustomization_file;
+use crate::discover::is_kustomization_file;
+use crate::paths::normalize;
 use crate::paths::normalized;
-use crate::render::normalize;
 use crate::yaml::{self, Node};
 use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;

@@ -3,7 +3,9 @@
 //! suppress something; otherwise it is reported itself.
 
 use crate::finding::{Finding, Severity};
-use crate::render::{FileDocs, Graph, Unit};
+use crate::model::speaks_to_us;
+use crate::model::FileDocs;
+use crate::render::{Graph, Unit};
 use crate::rules;
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
@@ -104,19 +106,6 @@ fn parse_directive(comment: &str) -> Option<Parsed> {
             .trim()
             .is_empty(),
     })
-}
-
-/// The comments of a file that speak to gitops-lint, kept by the parse stage (misspelt ones
-/// too, so they can be reported).
-pub fn is_directive(comment: &Comment) -> bool {
-    speaks_to_us(&comment.text)
-}
-
-/// Whether the text of a comment (after its `#`) is, or was meant as, a directive.
-fn speaks_to_us(comment: &str) -> bool {
-    let t = comment.trim_start();
-    t.strip_prefix("gitops-lint")
-        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with(' ') && rest.contains('['))
 }
 
 fn line_start(text: &str, offset: usize) -> usize {

@@ -1,68 +1,9 @@
-//! Which fixes run, what they make of each file, and how the result reaches the disk.
+//! What fixes make of each file, and how the result reaches the disk.
 
-use super::{apply_edits, Applicability, Edit, Fix};
-use crate::finding::Finding;
+use super::{apply_edits, Edit, Fix};
 use crate::source::SourceDb;
 use crate::yaml::{self, FileId, ParseLimits};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The fixes chosen for one round, per file, with the findings they cure.
-pub struct Round<'a> {
-    pub files: BTreeMap<FileId, Vec<(&'a Finding, &'a Fix)>>,
-}
-
-/// Picks the fixes to apply now. Findings come in report order. A fix waits for the next
-/// round, when it is recomputed on the new text, if its edits touch one already picked or if
-/// another fix on the same object was picked: two cures of one Application (say, a renamed
-/// `selfheal` and a missing `selfHeal`) can each be right alone and wrong together.
-pub fn plan<'a>(
-    findings: &'a [Finding],
-    unsafe_fixes: bool,
-    editable: &dyn Fn(&Finding, &Fix) -> bool,
-) -> Round<'a> {
-    let mut files: BTreeMap<FileId, Vec<(&Finding, &Fix)>> = BTreeMap::new();
-    let mut objects: Vec<(FileId, &crate::finding::ObjectRef, &Fix)> = Vec::new();
-    // Safe fixes first: a respelt key must win over an unsafe fix that adds the key anew.
-    let mut order: Vec<(&Finding, &Fix)> = findings
-        .iter()
-        .filter_map(|f| Some((f, f.fix.as_ref()?)))
-        .filter(|(_, fix)| unsafe_fixes || fix.applicability == Applicability::Safe)
-        .collect();
-    order.sort_by_key(|(_, fix)| fix.applicability);
-    for (f, fix) in order {
-        if !editable(f, fix) {
-            continue;
-        }
-        let picked = files.entry(fix.file()).or_default();
-        // The same cure found twice (one template, many rendered apps) is applied once.
-        if picked.iter().any(|(_, p)| p.edits == fix.edits) {
-            picked.push((f, fix));
-            continue;
-        }
-        let clash = picked
-            .iter()
-            .flat_map(|(_, p)| &p.edits)
-            .any(|a| fix.edits.iter().any(|b| touches(a, b)));
-        let busy = f.object.as_ref().is_some_and(|o| {
-            objects
-                .iter()
-                .any(|(file, other, _)| *file == fix.file() && *other == o)
-        });
-        if !clash && !busy {
-            picked.push((f, fix));
-            if let Some(o) = &f.object {
-                objects.push((fix.file(), o, fix));
-            }
-        }
-    }
-    Round { files }
-}
-
-/// Edits that overlap or meet: their order would be a guess.
-fn touches(a: &Edit, b: &Edit) -> bool {
-    a.span.start <= b.span.end && b.span.start <= a.span.end
-}
 
 /// The text of `file` with the given fixes applied.
 pub fn rewrite(text: &str, fixes: &[&Fix]) -> String {
@@ -253,7 +194,7 @@ pub struct Linted {
 
 impl Linted {
     pub fn new(paths: &[PathBuf]) -> Linted {
-        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::render::normalize(p)).collect();
+        let paths: Vec<PathBuf> = paths.iter().map(|p| crate::paths::normalize(p)).collect();
         // Resolved once: every fixable file is compared with them.
         let real = paths
             .iter()
@@ -275,7 +216,7 @@ pub fn editable(sources: &SourceDb, clean: &[bool], linted: &Linted, file: FileI
     if !clean.get(file as usize).copied().unwrap_or(false) {
         return false;
     }
-    let path = crate::render::normalize(&sources.get(file).path);
+    let path = crate::paths::normalize(&sources.get(file).path);
     if !linted.paths.iter().any(|root| path.starts_with(root)) {
         return false;
     }

@@ -4,11 +4,11 @@
 //! one Application with its parameters unresolved, so the template is still analysed.
 
 use super::budget::{Budget, RUN_STEPS};
-use super::repo::{normalize_url, Repo};
 use super::template::{self, ErrorKind, TemplateError};
 use super::{Files, Note, Problem, ProblemKind};
 use crate::glob::path as path_match;
 use crate::model::Object;
+use crate::repo::{normalize_url, Repo};
 use crate::yaml::{self, typing, Node, ParseLimits, Span, Style, Value};
 use foldhash::HashMap;
 use serde_json::{Map, Value as J};
@@ -827,7 +827,7 @@ mod tests {
         use std::path::{Path, PathBuf};
         let path = Path::new("appset.yaml");
         let parsed = yaml::parse(0, text, ParseLimits::default());
-        let docs = vec![super::super::FileDocs::new(0, path, parsed)];
+        let docs = vec![crate::model::FileDocs::new(0, path, parsed)];
         let sources = SourceDb::from(vec![SourceFile::new(path.into(), text.into())]);
         let files = Files::new(&sources, &docs, &[PathBuf::new()]);
         let mut budget = Budget::new(limit);
@@ -915,7 +915,7 @@ spec:
             .enumerate()
             .map(|(i, (path, text))| {
                 let parsed = yaml::parse(i as u32, text, ParseLimits::default());
-                super::super::FileDocs::new(i as u32, Path::new(path), parsed)
+                crate::model::FileDocs::new(i as u32, Path::new(path), parsed)
             })
             .collect();
         let sources = SourceDb::from(

@@ -3,9 +3,9 @@
 
 use super::budget::{Budget, Exhausted, RunMeter, RUN_STEPS, UNIT_STEPS};
 use super::kustomize::{Found, Kustomizer};
-use super::repo::{normalize_url, Repo};
 use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
+use crate::repo::{normalize_url, Repo};
 use crate::source::SourceDb;
 use crate::yaml::{typing, Node, Span};
 use foldhash::{HashMap, HashSet};
@@ -149,7 +149,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .enumerate()
         .filter_map(|(id, d)| {
             let path = files.path(id as u32);
-            if !crate::model::is_kustomization_file(path) {
+            if !crate::discover::is_kustomization_file(path) {
                 return None;
             }
             let o = d.objects.first().filter(|o| o.kind != "Component")?;
@@ -206,7 +206,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             if d.objects.is_empty() {
                 return None;
             }
-            let is_k = crate::model::is_kustomization_file(files.path(id));
+            let is_k = crate::discover::is_kustomization_file(files.path(id));
             (!kz.consumed.contains(&id) || is_k).then(|| (id, d.objects.clone()))
         })
         .collect();

@@ -531,7 +531,7 @@ impl<'f> Kustomizer<'f> {
             return;
         }
         if self.files.exists(path) {
-            let has_kustomization = crate::model::KUSTOMIZATION_FILES
+            let has_kustomization = crate::discover::KUSTOMIZATION_FILES
                 .iter()
                 .any(|n| path.join(n).is_file());
             // What is there but not among the linted files is not rendered: whatever it holds

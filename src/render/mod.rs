@@ -11,79 +11,18 @@ mod kustomize;
 pub use kustomize::MAX_NESTING;
 mod merge;
 mod pathspec;
-pub mod repo;
 pub mod template;
 
 pub use graph::{app_sources, build, AppNode, Graph, SourceInfo, SourceKind, Unit, ValueGlob};
 
-use crate::model::Object;
+use crate::model::{FileDocs, Object};
 use crate::source::SourceDb;
-use crate::yaml::{Document, FileId, ParseLimits, Span};
+use crate::yaml::{FileId, ParseLimits, Span};
 use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
-
-/// What the parse stage hands over for one file: its objects, and the documents that are not
-/// objects (JSON 6902 patches, for instance), which kustomize may still read.
-#[derive(Debug, Default)]
-pub struct FileDocs {
-    pub objects: Vec<Arc<Object>>,
-    pub loose: Vec<Document>,
-    /// `# gitops-lint:` comments, for the suppression stage.
-    pub directives: Vec<crate::yaml::Comment>,
-    /// Set when what only kustomize reads was dropped ([`FileDocs::slim`]): the limits the
-    /// text was parsed with, to parse it again whole ([`Files::whole`]).
-    pub slimmed: Option<ParseLimits>,
-}
-
-impl FileDocs {
-    /// What a parsed file holds for the later stages: its objects, the documents that are not
-    /// objects, and its suppression comments.
-    pub fn new(id: FileId, path: &Path, parsed: crate::yaml::ParsedFile) -> FileDocs {
-        // Each collection is held for the whole run, so none keeps spare capacity: collecting
-        // in place would keep the buffer of every comment (or of every `Object`) behind what
-        // is kept.
-        let mut directives: Vec<_> = parsed
-            .comments
-            .into_iter()
-            .filter(crate::suppress::is_directive)
-            .collect();
-        directives.shrink_to_fit();
-        let (objects, mut loose) = crate::model::recognise(id, path, parsed.documents);
-        loose.shrink_to_fit();
-        let mut shared = Vec::with_capacity(objects.len());
-        shared.extend(objects.into_iter().map(Arc::new));
-        FileDocs {
-            objects: shared,
-            loose,
-            directives,
-            slimmed: parsed.pruned,
-        }
-    }
-
-    /// Drops what no stage but kustomize reads, while the file is the only one in hand: that
-    /// is never held for the whole run. That is the documents that are not objects (Helm
-    /// values, tool settings; kustomize reads them as patches), unless a suppression comment
-    /// may be about them, and [`Object::slim`]'s subtrees.
-    pub fn slim(&mut self, limits: ParseLimits) {
-        let mut dropped = false;
-        if self.directives.is_empty() && !self.loose.is_empty() {
-            self.loose = Vec::new();
-            dropped = true;
-        }
-        for obj in &mut self.objects {
-            // Not shared yet: the objects were just made.
-            if let Some(obj) = Arc::get_mut(obj) {
-                dropped |= obj.slim(&self.directives);
-            }
-        }
-        if dropped {
-            self.slimmed = Some(limits);
-        }
-    }
-}
 
 /// A file's documents as written: those the parse stage kept, or parsed again.
 pub enum Whole<'a> {
@@ -145,7 +84,7 @@ pub use crate::paths::normalize;
 /// The documents of YAML written inside a string (an inline patch, a `templatePatch`). Their
 /// nodes all point at the string, the finest place the source offers.
 fn parse_inline(text: &str, span: Span) -> Result<Vec<crate::yaml::Node>, String> {
-    let parsed = crate::yaml::parse(span.file, text, crate::yaml::ParseLimits::default());
+    let parsed = crate::yaml::parse(span.file, text, ParseLimits::default());
     if let Some(p) = parsed.problems.first() {
         return Err(p.message.clone());
     }
@@ -341,13 +280,13 @@ fn by_dir(paths: &[PathBuf], plain: bool) -> Vec<(PathBuf, Vec<FileId>)> {
 }
 
 /// The kustomization file of each directory that has one, by the directory's path key. Where
-/// a directory has several, the first name of [`crate::model::KUSTOMIZATION_FILES`] wins, as
+/// a directory has several, the first name of [`crate::discover::KUSTOMIZATION_FILES`] wins, as
 /// kustomize's own search order has it; of two files at one path, the later id, as in
 /// `by_path`.
 fn kustomizations(paths: &[PathBuf]) -> HashMap<Box<[u8]>, FileId> {
     let mut best: HashMap<Box<[u8]>, (usize, FileId)> = HashMap::default();
     for (i, p) in paths.iter().enumerate() {
-        let Some(rank) = crate::model::kustomization_rank(p) else {
+        let Some(rank) = crate::discover::kustomization_rank(p) else {
             continue;
         };
         let dir = crate::paths::parent_of_normal(p).unwrap_or(Path::new(""));
@@ -809,7 +748,7 @@ mod tests {
         let mut found = 0;
         for dir in dirs {
             let dir = Path::new(dir);
-            let by_name = crate::model::KUSTOMIZATION_FILES
+            let by_name = crate::discover::KUSTOMIZATION_FILES
                 .iter()
                 .find_map(|n| index.file(&dir.join(n)));
             assert_eq!(index.kustomization(dir), by_name, "{dir:?}");

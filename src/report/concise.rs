@@ -2,7 +2,7 @@
 //! With `--statistics`, the table of findings per rule follows.
 
 use super::{place, Reporter, Settings};
-use crate::engine::Outcome;
+use crate::outcome::Outcome;
 use std::io::{self, Write};
 
 pub struct Concise;

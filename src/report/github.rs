@@ -3,8 +3,8 @@
 //! With `--statistics`, the table of findings per rule follows in a folded log group.
 
 use super::{place, Reporter, Settings};
-use crate::engine::Outcome;
 use crate::finding::Severity;
+use crate::outcome::Outcome;
 use std::io::{self, Write};
 
 pub struct Github;

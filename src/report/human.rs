@@ -1,8 +1,8 @@
 //! Human output: a miette diagnostic per finding, then a one-line summary.
 
-use super::{plural, redacted_text, Reporter, Settings};
-use crate::engine::Outcome;
+use super::{plural, Reporter, Settings};
 use crate::finding::{Finding, Severity};
+use crate::outcome::Outcome;
 use foldhash::HashMap;
 use miette::{
     Diagnostic, GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteError,
@@ -323,7 +323,7 @@ impl Reporter for Human {
             .collect();
         let texts: HashMap<u32, Arc<String>> = files
             .into_par_iter()
-            .map(|file| (file, Arc::new(redacted_text(outcome, file))))
+            .map(|file| (file, Arc::new(outcome.redacted_text(file))))
             .collect();
         let rendered: Vec<String> = outcome
             .findings

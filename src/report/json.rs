@@ -1,8 +1,8 @@
 //! JSON output: one document, versioned by `schema_version`.
 
 use super::{Reporter, Settings};
-use crate::engine::Outcome;
 use crate::finding::{ObjectRef, Severity};
+use crate::outcome::Outcome;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Write};

@@ -3,8 +3,8 @@
 //! With `--statistics`, the suite's properties count the findings per rule.
 
 use super::{place, Reporter, Settings};
-use crate::engine::Outcome;
 use crate::finding::Severity;
+use crate::outcome::Outcome;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 

@@ -9,9 +9,10 @@ pub mod junit;
 pub mod sarif;
 pub mod tree;
 
-use crate::engine::Outcome;
 use crate::finding::Severity;
+use crate::outcome::Outcome;
 use crate::redact::Secrets;
+use crate::text::plural;
 use std::io::{self, Write};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -59,7 +60,7 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
 /// escapes text (a value split over two lines, or JSON-escaped, would no longer be found), and
 /// because masking a rendered report would also mask its structure (a JSON key, a rule id)
 /// wherever a value happens to spell it. Source text is masked where it is read for display
-/// ([`redacted_text`]); file paths are shown as they are.
+/// ([`Outcome::redacted_text`]); file paths are shown as they are.
 pub fn mask(outcome: &mut Outcome) {
     use rayon::prelude::*;
     let secrets = std::sync::Arc::clone(&outcome.secrets);
@@ -106,31 +107,6 @@ pub fn write_masked(
     let mut buf = Vec::new();
     render(&mut buf)?;
     out.write_all(secrets.mask(&String::from_utf8_lossy(&buf)).as_bytes())
-}
-
-/// The text of a file with every redacted range and every secret value masked, byte for byte,
-/// so spans stay valid.
-pub fn redacted_text(outcome: &Outcome, file: crate::yaml::FileId) -> String {
-    let text = &outcome.sources.get(file).text;
-    let mut bytes = text.clone().into_bytes();
-    for span in outcome.redactions.iter().filter(|s| s.file == file) {
-        let range = span.range();
-        let Some(slice) = text.get(range.clone()) else {
-            continue;
-        };
-        // Keep line breaks so that line numbers do not move; mask every other character with
-        // as many `*` as it has bytes.
-        for (i, c) in slice.char_indices() {
-            if c != '\n' && c != '\r' {
-                for b in &mut bytes[range.start + i..range.start + i + c.len_utf8()] {
-                    *b = b'*';
-                }
-            }
-        }
-    }
-    let mut text = String::from_utf8(bytes).unwrap_or_default();
-    outcome.secrets.mask_in_place(&mut text);
-    text
 }
 
 /// Where a finding starts and ends: (path, start, end), lines and columns 1-based.
@@ -297,9 +273,4 @@ pub fn write_statistics(rows: &[RuleStatistics], out: &mut dyn Write) -> io::Res
         writeln!(out, "{}", line([&c[0], &c[1], &c[2], &c[3]]))?;
     }
     Ok(())
-}
-
-/// `1 file`, `2 files`.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }

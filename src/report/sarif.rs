@@ -19,8 +19,8 @@
 //! otherwise leak; messages never contain them.
 
 use super::{Reporter, Settings};
-use crate::engine::Outcome;
 use crate::finding::{Finding, Severity};
+use crate::outcome::Outcome;
 use crate::rules::{Rule, RULES};
 use crate::yaml::{FileId, Span};
 use serde::Serialize;

@@ -1,6 +1,6 @@
 //! The app-of-apps tree, as text or as Graphviz dot.
 
-use crate::engine::Outcome;
+use crate::outcome::Outcome;
 use crate::render::{Graph, SourceKind};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -33,7 +33,7 @@ fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
     out
 }
 
-fn describe(kind: &SourceKind, repo: &crate::render::repo::Repo) -> String {
+fn describe(kind: &SourceKind, repo: &crate::repo::Repo) -> String {
     let rel = |p: &std::path::Path| repo.relative(p);
     match kind {
         SourceKind::External(url) => {

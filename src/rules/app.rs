@@ -2,6 +2,7 @@
 //! `spec.template.spec`. Every rule about Applications reads it through here, so both kinds
 //! are covered by one check.
 
+use super::sync_options::{annotation_uses, Level, Use};
 use super::{Cx, Version};
 use crate::model::Object;
 use crate::yaml::typing::{self, as_bool};
@@ -291,4 +292,30 @@ pub fn covers(entry: &Node, pointers: &[&str]) -> bool {
         || listed("jqPathExpressions")
             .iter()
             .any(|p| jq.iter().any(|j| j == p))
+}
+
+/// Every sync option an object writes: its annotation tokens and, for an Application or
+/// ApplicationSet template, its `syncOptions` items.
+pub fn all_uses<'a>(cx: &Cx, obj: &'a Object) -> Vec<Use<'a>> {
+    let mut uses = annotation_uses(cx, obj);
+    if let Some(app) = app(cx, obj) {
+        uses.extend(app_uses(app.sync_options_node()));
+    }
+    uses
+}
+
+/// The items of an app's `syncOptions`.
+fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
+    list.map(Node::items)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|n| {
+            Some(Use {
+                text: n.as_str()?,
+                span: n.span,
+                node: n,
+                level: Level::App,
+            })
+        })
+        .collect()
 }

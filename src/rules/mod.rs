@@ -139,11 +139,16 @@ pub struct Cx<'a> {
     pub repo: &'a RepoContext,
     pub sources: &'a SourceDb,
     pub graph: &'a Graph,
-    /// The repository's settings, when rules run under one (they decide which rules run).
-    pub config: Option<&'a crate::config::Config>,
+    /// Whether a rule runs in this run (the repository's settings decide): a rule that leaves
+    /// something to another asks whether that one will speak.
+    pub enabled: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 impl<'a> Cx<'a> {
+    pub fn runs(&self, rule: &str) -> bool {
+        (self.enabled)(rule)
+    }
+
     /// The given version, or the oldest supported one: the cautious reading.
     pub fn version_or_oldest(&self) -> Version {
         self.version.unwrap_or(Version::OLDEST_SUPPORTED)
@@ -296,7 +301,7 @@ pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
         .chain(Category::ALL.iter().map(|c| c.as_str()));
     Err(Unknown {
         word: word.to_string(),
-        nearest: did_you_mean(word, names),
+        nearest: crate::text::did_you_mean(word, names),
     })
 }
 
@@ -349,60 +354,6 @@ macro_rules! rule {
     };
 }
 pub(crate) use rule;
-
-/// Levenshtein distance, for "did you mean".
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// The closest candidate: an exact case-insensitive match, or one within a small edit distance.
-pub fn did_you_mean<'c>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
-    closest(word, candidates).map(|(c, _)| c)
-}
-
-/// The closest candidate when no other is as close: the only spelling a fix may pick.
-pub fn only_match<'c>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<&'c str> {
-    closest(word, candidates).and_then(|(c, unique)| unique.then_some(c))
-}
-
-/// The first closest candidate, and whether it is the only one at that distance.
-fn closest<'c>(
-    word: &str,
-    candidates: impl IntoIterator<Item = &'c str>,
-) -> Option<(&'c str, bool)> {
-    // Case, `-` and `_` are the usual slips; compare without them.
-    let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
-    let want = fold(word);
-    let mut best: Option<(usize, &str, bool)> = None;
-    for c in candidates {
-        let d = edit_distance(&want, &fold(c));
-        let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
-        match best {
-            _ if d > limit => {}
-            Some((bd, _, _)) if d > bd => {}
-            Some((bd, bc, _)) if d == bd => best = Some((bd, bc, false)),
-            _ => best = Some((d, c, true)),
-        }
-    }
-    best.map(|(_, c, unique)| (c, unique))
-}
 
 #[cfg(test)]
 mod tests {

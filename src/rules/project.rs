@@ -4,7 +4,8 @@
 use super::app::Tri;
 use crate::glob::{gobwas as glob_match, path as path_match};
 use crate::model::Object;
-use crate::render::{repo, Graph};
+use crate::render::Graph;
+use crate::repo;
 use crate::source::SourceDb;
 use crate::yaml::{typing, FileId, Node, Span};
 use foldhash::HashMap;

@@ -170,7 +170,7 @@ pub fn parse_in(options: &'static [KnownOption], token: &str) -> Parsed {
     let opt = options
         .iter()
         .find(|o| o.name.eq_ignore_ascii_case(name))
-        .or_else(|| super::did_you_mean(name, options.iter().map(|o| o.name)).and_then(find));
+        .or_else(|| crate::text::did_you_mean(name, options.iter().map(|o| o.name)).and_then(find));
     let Some(opt) = opt else {
         return Parsed::Unknown;
     };
@@ -227,7 +227,7 @@ pub struct Use<'a> {
 
 /// The `argocd.argoproj.io/sync-options` annotation of any object, split the way Argo CD splits
 /// it (comma-separated, whitespace trimmed), with a span per token.
-fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
+pub fn annotation_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
     annotation_tokens(cx, obj, "argocd.argoproj.io/sync-options")
         .into_iter()
         .map(|(text, span, node)| Use {
@@ -265,32 +265,6 @@ pub fn annotation_tokens<'a>(
         out.push((trimmed, span, node));
     }
     out
-}
-
-/// Every sync option an object writes: its annotation tokens and, for an Application or
-/// ApplicationSet template, its `syncOptions` items.
-pub fn all_uses<'a>(cx: &super::Cx, obj: &'a Object) -> Vec<Use<'a>> {
-    let mut uses = annotation_uses(cx, obj);
-    if let Some(app) = super::app::app(cx, obj) {
-        uses.extend(app_uses(app.sync_options_node()));
-    }
-    uses
-}
-
-/// The items of an app's `syncOptions`.
-fn app_uses<'a>(list: Option<&'a Node>) -> Vec<Use<'a>> {
-    list.map(Node::items)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(|n| {
-            Some(Use {
-                text: n.as_str()?,
-                span: n.span,
-                node: n,
-                level: Level::App,
-            })
-        })
-        .collect()
 }
 
 #[cfg(test)]

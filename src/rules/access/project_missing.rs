@@ -1,7 +1,8 @@
 use crate::render::Graph;
 use crate::rules::app::app;
 use crate::rules::project::{known, Projects, Repos};
-use crate::rules::{did_you_mean, rule, Cx, Sink};
+use crate::rules::{rule, Cx, Sink};
+use crate::text::did_you_mean;
 use foldhash::HashSet;
 
 rule! {

@@ -127,7 +127,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             format!(
                 "{}, in sync wave {low}, comes before {} of Application {} in {}, but argocd-cm defines no health check for argoproj.io/Application: the sync moves on as soon as the child Application is applied, without waiting for it to be synced or healthy",
                 child.display(),
-                crate::report::plural(later.len(), "object", "objects"),
+                crate::text::plural(later.len(), "object", "objects"),
                 app_name(g, a),
                 if later.len() == 1 { "a later wave" } else { "later waves" },
             ),

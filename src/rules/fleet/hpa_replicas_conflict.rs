@@ -40,7 +40,7 @@ impl Setter {
             return Setter::Manifest;
         }
         let source = cx.sources.get(replicas.span.file);
-        if !crate::model::is_kustomization_file(&source.path) {
+        if !crate::discover::is_kustomization_file(&source.path) {
             return Setter::Patch;
         }
         // An entry's `count` is the number itself; an inline patch's nodes all point at the

@@ -1,6 +1,7 @@
 use crate::model::Object;
 use crate::rules::app::app;
-use crate::rules::{did_you_mean, rule, Cx, Sink};
+use crate::rules::{rule, Cx, Sink};
+use crate::text::did_you_mean;
 use crate::yaml::{typing, Node};
 
 rule! {

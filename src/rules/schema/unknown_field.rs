@@ -2,8 +2,9 @@ use super::schema_of;
 use crate::fix::Fix;
 use crate::model::Object;
 use crate::rules::sync_policy::automated_misuse::FLAGS;
-use crate::rules::{did_you_mean, only_match, rule, Cx, Sink};
+use crate::rules::{rule, Cx, Sink};
 use crate::schema::{walk, Def, Visitor};
+use crate::text::{did_you_mean, only_match};
 use crate::yaml::{typing, Entry, Node};
 
 rule! {

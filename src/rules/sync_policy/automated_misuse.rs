@@ -1,7 +1,8 @@
 use crate::fix::{Applicability, Fix, NewValue};
 use crate::model::Object;
 use crate::rules::app::app;
-use crate::rules::{did_you_mean, only_match, rule, Cx, Sink};
+use crate::rules::{rule, Cx, Sink};
+use crate::text::{did_you_mean, only_match};
 use crate::yaml::typing::{self, Kind};
 use crate::yaml::Node;
 

@@ -1,6 +1,7 @@
 use crate::model::Object;
 use crate::rules::sync_options::annotation_tokens;
-use crate::rules::{did_you_mean, rule, Cx, Sink, Version};
+use crate::rules::{rule, Cx, Sink, Version};
+use crate::text::did_you_mean;
 use crate::yaml::typing;
 
 rule! {

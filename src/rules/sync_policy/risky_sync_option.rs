@@ -1,5 +1,6 @@
 use crate::model::Object;
-use crate::rules::sync_options::{all_uses, Level};
+use crate::rules::app::all_uses;
+use crate::rules::sync_options::Level;
 use crate::rules::{rule, Cx, Sink};
 
 rule! {

@@ -33,7 +33,7 @@ fn applies(cx: &Cx, view: &App) -> bool {
 /// and the spec it reads there (the Application's, or its ApplicationSet's template) self-heals
 /// without respecting ignores. Other rules leave those fields to it.
 pub fn owns(cx: &Cx, g: &Graph, a: usize) -> bool {
-    if cx.config.is_some_and(|c| !c.enabled(RULE.id)) {
+    if !cx.runs(RULE.id) {
         return false;
     }
     let obj = match g.apps[a].generated_by {

@@ -1,7 +1,8 @@
 use crate::fix::Fix;
 use crate::model::Object;
+use crate::rules::app::all_uses;
 use crate::rules::app::app;
-use crate::rules::sync_options::{self, all_uses, Parsed};
+use crate::rules::sync_options::{self, Parsed};
 use crate::rules::sync_options::{Level, Use};
 use crate::rules::{rule, Cx, Sink};
 use crate::yaml::typing;

@@ -1,5 +1,6 @@
 use crate::model::Object;
-use crate::rules::sync_options::{self, all_uses, Level, Parsed};
+use crate::rules::app::all_uses;
+use crate::rules::sync_options::{self, Level, Parsed};
 use crate::rules::{rule, Cx, Sink};
 
 rule! {

@@ -19,7 +19,7 @@ impl Repo {
         let rel = self
             .roots
             .iter()
-            .map(|r| super::normalize(r))
+            .map(|r| crate::paths::normalize(r))
             .filter(|r| path.starts_with(r))
             .max_by_key(|r| r.components().count())
             .and_then(|r| path.strip_prefix(r).ok().map(Path::to_path_buf))

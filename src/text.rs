@@ -1,0 +1,61 @@
+//! Words for people: counts with their noun, and the nearest spelling of a mistyped name. Every
+//! stage may use these; they know nothing of the linter.
+
+/// `1 file`, `2 files`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Levenshtein distance, for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        cur[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate: an exact case-insensitive match, or one within a small edit distance.
+pub fn did_you_mean<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    closest(word, candidates).map(|(c, _)| c)
+}
+
+/// The closest candidate when no other is as close: the only spelling a fix may pick.
+pub fn only_match<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<&'c str> {
+    closest(word, candidates).and_then(|(c, unique)| unique.then_some(c))
+}
+
+/// The first closest candidate, and whether it is the only one at that distance.
+fn closest<'c>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'c str>,
+) -> Option<(&'c str, bool)> {
+    // Case, `-` and `_` are the usual slips; compare without them.
+    let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
+    let want = fold(word);
+    let mut best: Option<(usize, &str, bool)> = None;
+    for c in candidates {
+        let d = edit_distance(&want, &fold(c));
+        let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
+        match best {
+            _ if d > limit => {}
+            Some((bd, _, _)) if d > bd => {}
+            Some((bd, bc, _)) if d == bd => best = Some((bd, bc, false)),
+            _ => best = Some((d, c, true)),
+        }
+    }
+    best.map(|(_, c, unique)| (c, unique))
+}
