@@ -712,6 +712,9 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
     Ok(EXIT_OK)
 }
 
+/// A lint run, in the order it happens: the thread pool, the options (config, command line,
+/// baseline), the narrowing to changed files, the run (with fixes if asked), the baseline
+/// written or pruned, the report, the verdict.
 fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     // The global pool: every parallel step of the run, the report's included, keeps to it. It is
     // set before anything runs in parallel, which would start it with its default size.
@@ -720,6 +723,82 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         pool = pool.num_threads(n.max(1));
     }
     pool.build_global().map_err(|e| e.to_string())?;
+    let (mut opts, fail_on, baseline_file) = lint_options(args)?;
+    narrow(args, &mut opts)?;
+    if args.prune_baseline && baseline_file.is_none() {
+        return Err(Failure::Message(
+            "--prune-baseline needs a baseline: --baseline FILE, or `baseline` in the config"
+                .into(),
+        ));
+    }
+    let baseline = match &baseline_file {
+        Some(file) => Some(Baseline::read(file)?),
+        None => None,
+    };
+    opts.baseline = baseline.clone();
+    if args.unsafe_fixes && !(args.fix || args.diff) {
+        return Err(Failure::Message(
+            "--unsafe-fixes needs --fix or --diff".into(),
+        ));
+    }
+    let mut outcome = if args.fix || args.diff {
+        match fix(args, &opts, out)? {
+            Fixed::Diffed(code) => return Ok(code),
+            Fixed::Written(outcome) => *outcome,
+        }
+    } else {
+        in_pool(|| engine::run(&opts))?
+    };
+    report::mask(&mut outcome);
+
+    if let Some(file) = &args.write_baseline {
+        let b = Baseline::from_findings(
+            &outcome.findings,
+            &outcome.sources,
+            &outcome.graph,
+            &outcome.secrets,
+        );
+        write_file(file, &b.to_yaml())?;
+        eprintln!(
+            "gitops-lint: wrote {} baseline entries to {}",
+            b.len(),
+            file.display()
+        );
+        return Ok(EXIT_OK);
+    }
+    if let (true, Some(file), Some(b)) = (args.prune_baseline, &baseline_file, &baseline) {
+        if !outcome.stale.is_empty() {
+            write_file(file, &b.without(&outcome.stale).to_yaml())?;
+            eprintln!(
+                "gitops-lint: removed {} entries that no longer occur from {}",
+                outcome.stale.len(),
+                file.display()
+            );
+        }
+    }
+    if args.timings {
+        print_timings(&outcome);
+    }
+    write_report(args, &outcome, out)?;
+    let cut_short = outcome.summary.cut_short();
+    if cut_short > 0 && fail_on.threshold().is_some() {
+        eprintln!(
+            "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
+            crate::text::plural(cut_short, "file", "files")
+        );
+    }
+    let failing = fail_on
+        .threshold()
+        .is_some_and(|t| cut_short > 0 || outcome.findings.iter().any(|f| f.severity >= t));
+    // The process ends next: freeing every parsed and rendered tree one node at a time would
+    // only delay the exit.
+    std::mem::forget(outcome);
+    Ok(if failing { EXIT_FINDINGS } else { EXIT_OK })
+}
+
+/// The run's options from the config and the command line (flags win over the file; excludes
+/// add up), the fail-on level, and the baseline file the run reads.
+fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<PathBuf>), Failure> {
     let (mut config, urls) = configs(&args.paths, &args.config)?;
     config.apply_selection(&args.selection());
     let mut opts = options(
@@ -727,7 +806,6 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         args.repo_url.iter().cloned().chain(urls).collect(),
     );
     opts.discover.include = args.include.clone();
-    // Command-line flags win over the file; excludes add up.
     opts.discover.exclude = config
         .exclude
         .iter()
@@ -763,6 +841,12 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     opts.config = config;
     opts.suppressions = !args.no_suppressions;
     opts.timings = args.timings;
+    Ok((opts, fail_on, baseline_file))
+}
+
+/// Narrows a `--context`, `--changed-since` or subfolder run: the repository roots are read,
+/// and only what the changed (or named) paths hold or cause is reported.
+fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
     let mut paths = args.paths.clone();
     if let Some(rev) = &args.changed_since {
         let mut changed = Vec::new();
@@ -787,169 +871,140 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             .is_ok_and(|m| m.file_type().is_symlink())
     });
     let below_root = !named_link && args.paths.iter().any(|p| root_above(p).is_some());
-    if args.context || args.changed_since.is_some() || below_root {
-        let mut roots: Vec<PathBuf> = args.paths.iter().map(|p| written_root(p)).collect();
-        roots.sort();
-        roots.dedup();
-        // The changed paths, written below their root the way discovery will write them.
-        let changed = paths
-            .iter()
-            .map(|p| {
-                let abs = p.canonicalize().ok();
-                roots
-                    .iter()
-                    .find_map(|r| {
-                        let rest = abs.as_ref()?.strip_prefix(r.canonicalize().ok()?).ok()?;
-                        Some(crate::paths::normalize(&r.join(rest)))
-                    })
-                    .unwrap_or_else(|| p.clone())
-            })
-            .collect();
-        opts.report_only = Some(changed);
-        opts.paths = roots;
-        opts.cache = match (&args.cache_dir, args.cache) {
-            (Some(dir), _) => Some(dir.clone()),
-            (None, true) => {
-                let dir = crate::cache::default_dir();
-                if dir.is_none() {
-                    eprintln!(
-                        "gitops-lint: --cache: neither XDG_CACHE_HOME nor HOME is an absolute path; use --cache-dir DIR"
-                    );
-                }
-                dir
-            }
-            (None, false) => None,
-        };
-    } else if args.cache || args.cache_dir.is_some() {
-        eprintln!(
-            "gitops-lint: --cache only serves --context and --changed-since runs; a full run reads every file anyway"
-        );
-    }
-    if args.prune_baseline && baseline_file.is_none() {
-        return Err(Failure::Message(
-            "--prune-baseline needs a baseline: --baseline FILE, or `baseline` in the config"
-                .into(),
-        ));
-    }
-    let baseline = match &baseline_file {
-        Some(file) => Some(Baseline::read(file)?),
-        None => None,
-    };
-    opts.baseline = baseline.clone();
-    if args.unsafe_fixes && !(args.fix || args.diff) {
-        return Err(Failure::Message(
-            "--unsafe-fixes needs --fix or --diff".into(),
-        ));
-    }
-    let mut outcome: Outcome;
-    if args.fix || args.diff {
-        let (o, mut fixed) = in_pool(|| engine::fix(&opts, args.unsafe_fixes))?;
-        outcome = o;
-        let files = crate::text::plural(fixed.changes.len(), "file", "files");
-        if args.diff {
-            // The final round read every changed file with its fixes applied.
-            let after_shown = |c: &crate::fix::apply::Change| {
-                (0..outcome.sources.files().len())
-                    .map(|i| i as crate::yaml::FileId)
-                    .find(|id| outcome.sources.get(*id).path == c.path)
-                    .map_or_else(|| c.after.clone(), |id| outcome.redacted_text(id))
-            };
-            let secrets = &outcome.secrets;
-            report::write_masked(secrets, out, |out| {
-                out.write_all(fixed.diff(after_shown).as_bytes())
-            })
-            .and_then(|_| out.flush())
-            .map_err(|e| e.to_string())?;
-            for p in &fixed.problems {
-                eprintln!("gitops-lint: {}", secrets.mask(p));
-            }
+    if !(args.context || args.changed_since.is_some() || below_root) {
+        if args.cache || args.cache_dir.is_some() {
             eprintln!(
-                "gitops-lint: would fix {} in {files}",
-                crate::text::plural(fixed.count(), "finding", "findings")
+                "gitops-lint: --cache only serves --context and --changed-since runs; a full run reads every file anyway"
             );
-            return Ok(if fixed.changes.is_empty() {
-                EXIT_OK
-            } else {
-                EXIT_FINDINGS
-            });
         }
-        let wanted = fixed.changes.len();
-        fixed.write();
-        if !args.quiet {
-            for c in &fixed.changes {
-                let mut rules = c.fixed.clone();
-                rules.sort();
-                rules.dedup();
-                let path = c.path.display().to_string();
+        return Ok(());
+    }
+    let mut roots: Vec<PathBuf> = args.paths.iter().map(|p| written_root(p)).collect();
+    roots.sort();
+    roots.dedup();
+    // The changed paths, written below their root the way discovery will write them.
+    let changed = paths
+        .iter()
+        .map(|p| {
+            let abs = p.canonicalize().ok();
+            roots
+                .iter()
+                .find_map(|r| {
+                    let rest = abs.as_ref()?.strip_prefix(r.canonicalize().ok()?).ok()?;
+                    Some(crate::paths::normalize(&r.join(rest)))
+                })
+                .unwrap_or_else(|| p.clone())
+        })
+        .collect();
+    opts.report_only = Some(changed);
+    opts.paths = roots;
+    opts.cache = match (&args.cache_dir, args.cache) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, true) => {
+            let dir = crate::cache::default_dir();
+            if dir.is_none() {
                 eprintln!(
-                    "gitops-lint: fixed {} ({})",
-                    outcome.secrets.mask(&path),
-                    rules.join(", ")
+                    "gitops-lint: --cache: neither XDG_CACHE_HOME nor HOME is an absolute path; use --cache-dir DIR"
                 );
             }
+            dir
         }
-        for p in &fixed.problems {
-            eprintln!("gitops-lint: {}", outcome.secrets.mask(p));
-        }
-        eprintln!(
-            "gitops-lint: fixed {} in {}",
-            crate::text::plural(fixed.count(), "finding", "findings"),
-            crate::text::plural(fixed.changes.len(), "file", "files")
-        );
-        if fixed.changes.len() != wanted {
-            // What remains is what is on disk now.
-            outcome = in_pool(|| engine::run(&opts))?;
-        }
-    } else {
-        outcome = in_pool(|| engine::run(&opts))?;
-    }
-    report::mask(&mut outcome);
+        (None, false) => None,
+    };
+    Ok(())
+}
 
-    if let Some(file) = &args.write_baseline {
-        let b = Baseline::from_findings(
-            &outcome.findings,
-            &outcome.sources,
-            &outcome.graph,
-            &outcome.secrets,
-        );
-        write_file(file, &b.to_yaml())?;
+/// How a `--fix` or `--diff` run ended.
+enum Fixed {
+    /// `--diff`: the diff is printed, nothing written; the exit code.
+    Diffed(i32),
+    /// `--fix`: the files are written; what is left to report.
+    Written(Box<Outcome>),
+}
+
+fn fix(args: &LintArgs, opts: &engine::Options, out: &mut dyn Write) -> Result<Fixed, Failure> {
+    let (mut outcome, mut fixed) = in_pool(|| engine::fix(opts, args.unsafe_fixes))?;
+    let files = crate::text::plural(fixed.changes.len(), "file", "files");
+    if args.diff {
+        // The final round read every changed file with its fixes applied.
+        let after_shown = |c: &crate::fix::apply::Change| {
+            (0..outcome.sources.files().len())
+                .map(|i| i as crate::yaml::FileId)
+                .find(|id| outcome.sources.get(*id).path == c.path)
+                .map_or_else(|| c.after.clone(), |id| outcome.redacted_text(id))
+        };
+        let secrets = &outcome.secrets;
+        report::write_masked(secrets, out, |out| {
+            out.write_all(fixed.diff(after_shown).as_bytes())
+        })
+        .and_then(|_| out.flush())
+        .map_err(|e| e.to_string())?;
+        for p in &fixed.problems {
+            eprintln!("gitops-lint: {}", secrets.mask(p));
+        }
         eprintln!(
-            "gitops-lint: wrote {} baseline entries to {}",
-            b.len(),
-            file.display()
+            "gitops-lint: would fix {} in {files}",
+            crate::text::plural(fixed.count(), "finding", "findings")
         );
-        return Ok(EXIT_OK);
+        return Ok(Fixed::Diffed(if fixed.changes.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FINDINGS
+        }));
     }
-    if let (true, Some(file), Some(b)) = (args.prune_baseline, &baseline_file, &baseline) {
-        if !outcome.stale.is_empty() {
-            write_file(file, &b.without(&outcome.stale).to_yaml())?;
+    let wanted = fixed.changes.len();
+    fixed.write();
+    if !args.quiet {
+        for c in &fixed.changes {
+            let mut rules = c.fixed.clone();
+            rules.sort();
+            rules.dedup();
+            let path = c.path.display().to_string();
             eprintln!(
-                "gitops-lint: removed {} entries that no longer occur from {}",
-                outcome.stale.len(),
-                file.display()
+                "gitops-lint: fixed {} ({})",
+                outcome.secrets.mask(&path),
+                rules.join(", ")
             );
         }
     }
-
-    if args.timings {
-        for (phase, took, rss) in &outcome.summary.phases {
-            let rss = rss.map_or(String::new(), |kib| {
-                format!("   peak RSS {:>5} MB", kib / 1024)
-            });
-            eprintln!("{phase:>24}: {:>7.1} ms{rss}", took.as_secs_f64() * 1e3);
-        }
-        eprintln!(
-            "{:>24}: {:>7.1} ms",
-            "total",
-            outcome.summary.elapsed.as_secs_f64() * 1e3
-        );
-        eprintln!(
-            "{:>24}: {} of the run's budget of {}",
-            "YAML nodes parsed",
-            outcome.summary.nodes,
-            crate::yaml::RUN_NODES
-        );
+    for p in &fixed.problems {
+        eprintln!("gitops-lint: {}", outcome.secrets.mask(p));
     }
+    eprintln!(
+        "gitops-lint: fixed {} in {}",
+        crate::text::plural(fixed.count(), "finding", "findings"),
+        crate::text::plural(fixed.changes.len(), "file", "files")
+    );
+    if fixed.changes.len() != wanted {
+        // What remains is what is on disk now.
+        outcome = in_pool(|| engine::run(opts))?;
+    }
+    Ok(Fixed::Written(Box::new(outcome)))
+}
+
+/// `--timings`: each stage's time and peak RSS, on stderr.
+fn print_timings(outcome: &Outcome) {
+    for (phase, took, rss) in &outcome.summary.phases {
+        let rss = rss.map_or(String::new(), |kib| {
+            format!("   peak RSS {:>5} MB", kib / 1024)
+        });
+        eprintln!("{phase:>24}: {:>7.1} ms{rss}", took.as_secs_f64() * 1e3);
+    }
+    eprintln!(
+        "{:>24}: {:>7.1} ms",
+        "total",
+        outcome.summary.elapsed.as_secs_f64() * 1e3
+    );
+    eprintln!(
+        "{:>24}: {} of the run's budget of {}",
+        "YAML nodes parsed",
+        outcome.summary.nodes,
+        crate::yaml::RUN_NODES
+    );
+}
+
+/// The report in the chosen format, to `--output` (with the human one on stdout) or stdout.
+fn write_report(args: &LintArgs, outcome: &Outcome, out: &mut dyn Write) -> Result<(), Failure> {
     let terminal = std::io::stdout().is_terminal();
     let color =
         terminal && !args.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
@@ -969,31 +1024,18 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
         Some(file) => {
             let mut buf = Vec::new();
             report::reporter(args.format)
-                .report(&outcome, &settings, &mut buf)
+                .report(outcome, &settings, &mut buf)
                 .map_err(|e| e.to_string())?;
             write_file(file, &String::from_utf8_lossy(&buf))?;
             report::reporter(Format::Human)
-                .report(&outcome, &settings, out)
+                .report(outcome, &settings, out)
                 .map_err(|e| e.to_string())?;
         }
         None => report::reporter(args.format)
-            .report(&outcome, &settings, out)
+            .report(outcome, &settings, out)
             .map_err(|e| e.to_string())?,
     }
-    let cut_short = outcome.summary.cut_short();
-    if cut_short > 0 && fail_on.threshold().is_some() {
-        eprintln!(
-            "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
-            crate::text::plural(cut_short, "file", "files")
-        );
-    }
-    let failing = fail_on
-        .threshold()
-        .is_some_and(|t| cut_short > 0 || outcome.findings.iter().any(|f| f.severity >= t));
-    // The process ends next: freeing every parsed and rendered tree one node at a time would
-    // only delay the exit.
-    std::mem::forget(outcome);
-    Ok(if failing { EXIT_FINDINGS } else { EXIT_OK })
+    Ok(())
 }
 
 /// Runs `f` on a thread of the pool, as `ThreadPool::install` does: the run's serial steps
