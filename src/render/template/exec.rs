@@ -1,8 +1,7 @@
 //! Executor: mirrors text/template/exec.go.
 
 use super::format::{strval, write_v, Out};
-use super::funcs::builtins::call_func;
-use super::funcs::{IMPLEMENTED, UNSUPPORTED};
+use super::funcs::{call_func, IMPLEMENTED, UNSUPPORTED};
 use super::parser::{Cmd, Control, Node, Operand, Pipe, Span, Term};
 use super::value::{child, go_type, truth, weigh, Budget, Key, Val};
 use super::{

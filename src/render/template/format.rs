@@ -6,7 +6,7 @@ use serde_json::{Map, Number, Value};
 /// A string builder that refuses to grow past its limit.
 pub(super) struct Out {
     pub(super) buf: String,
-    pub(super) limit: usize,
+    limit: usize,
 }
 
 impl Out {

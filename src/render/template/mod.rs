@@ -10,10 +10,10 @@
 //! `path` package) are written out here, since what matters is Go's exact text. Base64 and
 //! SHA-256 come from the `base64` and `sha2` crates, with Go's error messages on top.
 //!
-//! The stages follow Go's own packages: [`lexer`] and [`parser`] (text/template/parse),
-//! [`exec`] (text/template's executor) over the values of [`value`], which also holds the work
-//! accounting; [`format`], [`printf`], [`json`] and [`yaml`] write values out; [`funcs`]
-//! holds the function table and its families.
+//! The stages follow Go's own packages: `lexer` and `parser` (text/template/parse), `exec`
+//! (text/template's executor) over the values of `value`, which also holds the work accounting;
+//! `format`, `printf`, `json` and `yaml` write values out; `funcs` holds the function table and
+//! its families.
 
 mod exec;
 mod format;

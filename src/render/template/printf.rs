@@ -2,7 +2,7 @@
 //! flags, width and precision, and Go's `%!verb(type=value)` markers for mismatches.
 
 use super::format::{go_float, go_quote, push_go_escaped, strval, write_v, Out};
-use super::funcs::math::cast_int;
+use super::funcs::cast_int;
 use super::value::{go_type, Val};
 use super::MAX_VALUE_BYTES;
 use serde_json::{Number, Value};

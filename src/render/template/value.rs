@@ -94,7 +94,7 @@ pub(super) fn number_type(n: &Number) -> &'static str {
 /// one string, and this string's iterations.
 pub(super) struct Budget {
     pub(super) work: Work,
-    pub(super) iterations: u64,
+    iterations: u64,
 }
 
 impl Budget {

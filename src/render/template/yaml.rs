@@ -5,6 +5,7 @@ use super::lexer::parse_go_int;
 use super::{too_deep, MAX_DEPTH, MAX_VALUE_BYTES};
 use serde_json::{Map, Value};
 
+/// Argo CD's `toYaml` (sigs.k8s.io/yaml, trailing newline removed), for common shapes: block
 /// maps with sorted keys, sequences at their key's indentation, literal blocks for multi-line
 /// strings, and quotes wherever a plain scalar could be misread.
 pub(super) fn to_yaml(v: Option<&Value>) -> Result<String, String> {

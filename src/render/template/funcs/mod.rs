@@ -1,13 +1,20 @@
 //! Functions: Go builtins, the Sprig functions ApplicationSets use, and Argo CD's own.
+//!
+//! [`call_func`] hands a name down the families in turn (builtins, strings, flow, collections,
+//! encoding, math), each passing on what it does not define; the argument helpers they share
+//! are here.
 
 mod argo;
-pub(super) mod builtins;
+mod builtins;
 mod collections;
 mod encoding;
 mod flow;
-pub(super) mod math;
+mod math;
 mod paths;
 mod strings;
+
+pub(super) use builtins::call_func;
+pub(super) use math::cast_int;
 
 use super::value::{go_type, Val};
 use super::{too_large, MAX_VALUE_BYTES};
@@ -373,8 +380,7 @@ pub(super) fn check_size(bytes: usize) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::builtins::call_func;
-    use super::IMPLEMENTED;
+    use super::{call_func, IMPLEMENTED};
     use crate::render::budget::Budget as Work;
     use crate::render::template::testing::check;
     use crate::render::template::value::Budget;
