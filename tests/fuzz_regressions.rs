@@ -1,7 +1,8 @@
 //! Inputs the fuzzers once broke the linter with, replayed through the fuzz harness itself
 //! (fuzz/src/lib.rs): each must now lint without a panic, quickly, with every span in place and
 //! every output format well formed. Files are named `<target>-<what>`: `lint_file-*` holds one
-//! file's bytes, `render_repo-*` a packed repository (`@@ path` lines start each file). The
+//! file's bytes, `render_repo-*` a packed repository (`@@ path` lines start each file),
+//! `render_template-*` one template string. The
 //! `*-corpus-*` ones are inputs the fuzzers kept as new coverage, not crashes: they keep the
 //! harness compiling and running in CI.
 #![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
@@ -35,6 +36,8 @@ fn fuzz_reproducers_lint_cleanly() {
             harness::render_repo(&data);
         } else if name.starts_with("expand_appset-") {
             harness::expand_appset(&data);
+        } else if name.starts_with("render_template-") {
+            harness::render_template(&data);
         } else {
             panic!("{name}: a reproducer's name starts with its fuzz target");
         }

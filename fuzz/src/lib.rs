@@ -5,8 +5,11 @@ use gitops_lint::config::Config;
 use gitops_lint::discover;
 use gitops_lint::engine::{self, Options, Outcome};
 use gitops_lint::fix::apply;
+use gitops_lint::render::budget::{Budget, UNIT_STEPS};
+use gitops_lint::render::template;
 use gitops_lint::report::{self, Format, Settings};
 use gitops_lint::yaml::ParseLimits;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -106,6 +109,45 @@ spec:
         stopped <= 1,
         "{stopped} budget findings for one ApplicationSet"
     );
+}
+
+/// The bytes as one template string, rendered in both of Argo CD's modes against a small fixed
+/// parameter set: goTemplate under an ApplicationSet's whole work budget, with and without
+/// `missingkey=error`, and fasttemplate under the output bound. Nothing may panic, no output
+/// may pass the bound, and every error must read as a template error.
+pub fn render_template(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let value = serde_json::json!({
+        "path": {"path": "apps/foo", "basename": "foo", "segments": ["apps", "foo"]},
+        "name": "MyApp",
+        "replicas": 3,
+        "ratio": 1.5,
+        "enabled": true,
+        "nothing": null,
+        "labels": {"team": "core", "tier": "web"},
+        "empty": "",
+    });
+    for missing_error in [false, true] {
+        let mut work = Budget::new(UNIT_STEPS);
+        match template::render_go(&text, &value, missing_error, &mut work) {
+            Ok(out) => assert!(
+                out.len() <= template::MAX_FIELD_OUTPUT,
+                "output past the bound"
+            ),
+            Err(e) => assert!(e.message.starts_with("template: "), "{:?}", e.message),
+        }
+    }
+    let params: BTreeMap<String, String> = [("path", "apps/foo"), ("path.basename", "foo")]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match template::render_fast_within(&text, &params, template::MAX_FIELD_OUTPUT) {
+        Ok(out) => assert!(
+            out.len() <= template::MAX_FIELD_OUTPUT,
+            "output past the bound"
+        ),
+        Err(e) => assert!(e.message.starts_with("template: "), "{:?}", e.message),
+    }
 }
 
 /// A repository packed into one input: every line that starts with `@@ ` names the file the

@@ -1,0 +1,668 @@
+//! Executor: mirrors text/template/exec.go.
+
+use super::format::{strval, write_v, Out};
+use super::funcs::{call_func, IMPLEMENTED, UNSUPPORTED};
+use super::parser::{Cmd, Control, Node, Operand, Pipe, Span, Term};
+use super::value::{child, go_type, truth, weigh, Budget, Key, Val};
+use super::{
+    too_deep, too_large, ErrorKind, TemplateError, MAX_OUTPUT, MAX_RANGE_ITERATIONS, NODE_WEIGHT,
+};
+use serde_json::{Map, Value};
+use std::rc::Rc;
+
+/// An execution error, located at the innermost node that raised it.
+struct Fail {
+    msg: String,
+    span: Option<Span>,
+    /// Set where the kind is known; otherwise read from the message in [`locate`].
+    kind: Option<ErrorKind>,
+}
+
+impl From<String> for Fail {
+    fn from(msg: String) -> Self {
+        Fail {
+            msg,
+            span: None,
+            kind: None,
+        }
+    }
+}
+
+impl Fail {
+    fn unsupported(msg: String, span: Span) -> Fail {
+        Fail {
+            msg,
+            span: Some(span),
+            kind: Some(ErrorKind::Unsupported),
+        }
+    }
+
+    fn at_span(mut self, span: Span) -> Fail {
+        self.span.get_or_insert(span);
+        self
+    }
+}
+
+/// Whether `msg` is one of this engine's own bounds, possibly raised inside a function. Only
+/// exact messages count: `fail` prints what the template says, after its own prefix.
+fn is_limit(msg: &str) -> bool {
+    let inner = msg
+        .strip_prefix("error calling ")
+        .and_then(|rest| rest.split_once(": "))
+        .filter(|(name, _)| {
+            *name != "fail" && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+        .map_or(msg, |(_, inner)| inner);
+    inner == too_deep()
+        || inner == too_large()
+        || inner == format!("output exceeds the {MAX_OUTPUT}-byte limit")
+        || inner == format!("range exceeds {MAX_RANGE_ITERATIONS} iterations")
+        || inner
+            .strip_prefix("text exceeds the ")
+            .and_then(|r| r.strip_suffix("-byte limit"))
+            .is_some_and(|n| n.parse::<usize>().is_ok())
+}
+
+type Res<T> = Result<T, Fail>;
+
+trait At<T> {
+    fn at(self, span: Span) -> Res<T>;
+}
+
+impl<T> At<T> for Result<T, String> {
+    fn at(self, span: Span) -> Res<T> {
+        self.map_err(|msg| Fail {
+            msg,
+            span: Some(span),
+            kind: None,
+        })
+    }
+}
+
+impl<T> At<T> for Res<T> {
+    fn at(self, span: Span) -> Res<T> {
+        self.map_err(|mut fail| {
+            fail.span.get_or_insert(span);
+            fail
+        })
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Flow {
+    Next,
+    Break,
+    Continue,
+}
+
+fn snippet(src: &str, span: Span) -> String {
+    let text: String = src
+        .get(span.0..span.1)
+        .unwrap_or("")
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().count() > 40 {
+        format!("{}...", text.chars().take(40).collect::<String>())
+    } else {
+        text
+    }
+}
+
+fn locate(src: &str, fail: Fail) -> TemplateError {
+    let kind = fail.kind.unwrap_or(if is_limit(&fail.msg) {
+        ErrorKind::Limit
+    } else {
+        ErrorKind::Invalid
+    });
+    let Some((start, end)) = fail.span else {
+        return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
+    };
+    let head = src.get(..start).unwrap_or(src);
+    let line = 1 + head.matches('\n').count();
+    let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
+    let context = snippet(src, (start, end));
+    TemplateError::of_kind(
+        format!(
+            "template: :{line}:{col}: executing at <{context}>: {}",
+            fail.msg
+        ),
+        kind,
+    )
+}
+
+pub(super) struct Exec<'a, 's, 'b> {
+    src: &'s str,
+    missingkey_error: bool,
+    vars: Vec<(String, Val<'a>)>,
+    out: String,
+    budget: &'b mut Budget,
+}
+
+impl<'a, 's, 'b> Exec<'a, 's, 'b> {
+    pub(super) fn new(src: &'s str, missingkey_error: bool, budget: &'b mut Budget) -> Self {
+        Exec {
+            src,
+            missingkey_error,
+            vars: Vec::new(),
+            out: String::new(),
+            budget,
+        }
+    }
+
+    pub(super) fn run(mut self, data: &'a Value, nodes: &[Node]) -> Result<String, TemplateError> {
+        let dot = if data.is_null() {
+            Val::Missing
+        } else {
+            Val::Ref(data)
+        };
+        self.vars.push(("$".to_string(), dot.clone()));
+        match self.walk(&dot, nodes) {
+            Ok(_) => Ok(self.out),
+            Err(fail) => Err(locate(self.src, fail)),
+        }
+    }
+
+    fn write(&mut self, text: &str) -> Result<(), String> {
+        if self.out.len().saturating_add(text.len()) > MAX_OUTPUT {
+            return Err(format!("output exceeds the {MAX_OUTPUT}-byte limit"));
+        }
+        // Output is paid for too: printing one large value in many places copies it each time.
+        let copied = text.len() / crate::render::budget::BYTES_PER_STEP;
+        self.budget
+            .charge(u64::try_from(copied).unwrap_or(u64::MAX))?;
+        self.out.push_str(text);
+        Ok(())
+    }
+
+    fn walk(&mut self, dot: &Val<'a>, nodes: &[Node]) -> Res<Flow> {
+        for node in nodes {
+            self.budget.charge(1)?;
+            let flow = match node {
+                Node::Text(text) => {
+                    self.write(text)?;
+                    Flow::Next
+                }
+                Node::Action(pipe) => {
+                    let value = self.pipeline(dot, pipe)?;
+                    if pipe.decl.is_empty() {
+                        self.print(&value).at(pipe.span)?;
+                    }
+                    Flow::Next
+                }
+                Node::If(control) => self.if_or_with(dot, control, false)?,
+                Node::With(control) => self.if_or_with(dot, control, true)?,
+                Node::Range(control) => self.range(dot, control)?,
+                Node::Break => Flow::Break,
+                Node::Continue => Flow::Continue,
+            };
+            if flow != Flow::Next {
+                return Ok(flow);
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn print(&mut self, value: &Val<'a>) -> Result<(), String> {
+        match value.value() {
+            None => self.write("<no value>"),
+            Some(Value::String(s)) => self.write(s),
+            Some(v) => {
+                let mut out = Out::new(MAX_OUTPUT.saturating_sub(self.out.len()));
+                write_v(&mut out, v, 0)
+                    .map_err(|_| format!("output exceeds the {MAX_OUTPUT}-byte limit"))?;
+                self.write(&out.buf)
+            }
+        }
+    }
+
+    fn if_or_with(&mut self, dot: &Val<'a>, control: &Control, with: bool) -> Res<Flow> {
+        let scope = self.vars.len();
+        let value = self.pipeline(dot, &control.pipe)?;
+        let flow = if truth(&value) {
+            let inner = if with { value } else { dot.clone() };
+            self.walk(&inner, &control.list)?
+        } else if let Some(else_list) = &control.else_list {
+            self.walk(dot, else_list)?
+        } else {
+            Flow::Next
+        };
+        self.vars.truncate(scope);
+        Ok(flow)
+    }
+
+    fn range(&mut self, dot: &Val<'a>, control: &Control) -> Res<Flow> {
+        let scope = self.vars.len();
+        let value = self.pipeline(dot, &control.pipe)?;
+        let mark = self.vars.len();
+        let flow = self
+            .range_over(dot, control, &value, mark)
+            .at(control.pipe.span)?;
+        self.vars.truncate(scope);
+        Ok(flow)
+    }
+
+    fn range_over(
+        &mut self,
+        dot: &Val<'a>,
+        control: &Control,
+        value: &Val<'a>,
+        mark: usize,
+    ) -> Res<Flow> {
+        let ran = match value.value() {
+            None | Some(Value::Null) => false,
+            Some(Value::Array(items)) => self.range_list(control, value, items.len(), mark)?,
+            Some(Value::Object(map)) => self.range_map(control, value, map, mark)?,
+            Some(Value::Number(n)) if n.as_i64().is_some() => {
+                self.range_count(control, n.as_i64().unwrap_or(0), mark)?
+            }
+            Some(other) => {
+                let shown = strval(Some(other))?;
+                return Err(format!("range can't iterate over {shown}").into());
+            }
+        };
+        match &control.else_list {
+            Some(else_list) if !ran => self.walk(dot, else_list),
+            _ => Ok(Flow::Next),
+        }
+    }
+
+    /// Returns whether the body ran at all (else the `{{else}}` branch runs).
+    fn range_list(
+        &mut self,
+        control: &Control,
+        list: &Val<'a>,
+        len: usize,
+        mark: usize,
+    ) -> Res<bool> {
+        for i in 0..len {
+            let elem = child(self.budget, list, &Key::Index(i))?.unwrap_or(Val::Missing);
+            let index = Val::int(i64::try_from(i).unwrap_or(i64::MAX));
+            if self.iteration(control, mark, index, elem)? {
+                break;
+            }
+        }
+        Ok(len > 0)
+    }
+
+    fn range_map(
+        &mut self,
+        control: &Control,
+        value: &Val<'a>,
+        map: &Map<String, Value>,
+        mark: usize,
+    ) -> Res<bool> {
+        // Go ranges over maps in sorted key order.
+        self.budget
+            .charge_bytes(map.len().saturating_mul(NODE_WEIGHT))?;
+        let mut keys: Vec<&String> = map.keys().collect();
+        keys.sort();
+        for key in &keys {
+            let elem = child(self.budget, value, &Key::Field(key))?.unwrap_or(Val::Missing);
+            if self.iteration(control, mark, Val::str(key.as_str()), elem)? {
+                break;
+            }
+        }
+        Ok(!keys.is_empty())
+    }
+
+    /// Go 1.22+ ranges over an integer: 0, 1, ..., n-1.
+    fn range_count(&mut self, control: &Control, count: i64, mark: usize) -> Res<bool> {
+        for i in 0..count {
+            if self.iteration(control, mark, Val::int(i), Val::int(i))? {
+                break;
+            }
+        }
+        Ok(count > 0)
+    }
+
+    /// One pass of a range body; returns true when `{{break}}` ends the loop.
+    fn iteration(
+        &mut self,
+        control: &Control,
+        mark: usize,
+        key: Val<'a>,
+        elem: Val<'a>,
+    ) -> Res<bool> {
+        self.budget.iterate()?;
+        let len = self.vars.len();
+        let decls = control.pipe.decl.len();
+        if decls >= 1 {
+            if let Some(slot) = len.checked_sub(1).and_then(|i| self.vars.get_mut(i)) {
+                slot.1 = elem.clone();
+            }
+        }
+        if decls >= 2 {
+            if let Some(slot) = len.checked_sub(2).and_then(|i| self.vars.get_mut(i)) {
+                slot.1 = key;
+            }
+        }
+        let flow = self.walk(&elem, &control.list)?;
+        self.vars.truncate(mark);
+        Ok(flow == Flow::Break)
+    }
+
+    fn pipeline(&mut self, dot: &Val<'a>, pipe: &Pipe) -> Res<Val<'a>> {
+        let mut value: Option<Val<'a>> = None;
+        for cmd in &pipe.cmds {
+            let result = self.command(dot, cmd, value.take())?;
+            value = Some(result.dig());
+        }
+        let value = value.unwrap_or(Val::Missing);
+        for name in &pipe.decl {
+            if pipe.is_assign {
+                self.assign(name, value.clone()).at(pipe.span)?;
+            } else {
+                self.vars.push((name.clone(), value.clone()));
+            }
+        }
+        Ok(value)
+    }
+
+    /// `fin` is the previous pipeline stage's value, passed as the last argument.
+    fn command(&mut self, dot: &Val<'a>, cmd: &Cmd, fin: Option<Val<'a>>) -> Res<Val<'a>> {
+        self.budget.charge(1)?;
+        let Some((first, rest)) = cmd.args.split_first() else {
+            return Err(Fail::from("empty command".to_string()));
+        };
+        let has_args = !rest.is_empty() || fin.is_some();
+        match &first.term {
+            Term::Func(name) => self.call(dot, name, rest, fin, cmd.span),
+            Term::Field(names) => self.fields(dot.clone(), names, has_args).at(first.span),
+            Term::Var(name, names) if !names.is_empty() => {
+                let base = self.var(name).at(first.span)?;
+                self.fields(base, names, has_args).at(first.span)
+            }
+            Term::Chain(head, names) => {
+                let base = self.eval_arg(dot, head, first.span)?;
+                self.fields(base, names, has_args).at(first.span)
+            }
+            Term::Nil => Err("nil is not a command".to_string()).at(first.span),
+            term => {
+                if has_args {
+                    let shown = snippet(self.src, first.span);
+                    return Err(format!("can't give argument to non-function {shown}"))
+                        .at(first.span);
+                }
+                self.eval_arg(dot, term, first.span)
+            }
+        }
+    }
+
+    /// Evaluates an operand used as an argument.
+    fn eval_arg(&mut self, dot: &Val<'a>, term: &Term, span: Span) -> Res<Val<'a>> {
+        self.budget.charge(1)?;
+        match term {
+            Term::Dot => Ok(dot.clone()),
+            Term::Nil => Ok(Val::new(Value::Null)),
+            Term::Const(value) => Ok(Val::Own(Rc::clone(value))),
+            Term::Field(names) => self.fields(dot.clone(), names, false).at(span),
+            Term::Var(name, names) => {
+                let base = self.var(name).at(span)?;
+                self.fields(base, names, false).at(span)
+            }
+            Term::Func(name) => self.call(dot, name, &[], None, span),
+            Term::Pipe(pipe) => self.pipeline(dot, pipe),
+            Term::Chain(head, names) => {
+                let base = self.eval_arg(dot, head, span)?;
+                self.fields(base, names, false).at(span)
+            }
+        }
+    }
+
+    fn fields(
+        &mut self,
+        mut receiver: Val<'a>,
+        names: &[String],
+        has_args: bool,
+    ) -> Result<Val<'a>, String> {
+        self.budget
+            .charge(u64::try_from(names.len()).unwrap_or(u64::MAX))?;
+        for (i, name) in names.iter().enumerate() {
+            let last = i + 1 == names.len();
+            receiver = self.field(&receiver, name, last && has_args)?;
+        }
+        Ok(receiver)
+    }
+
+    fn field(&mut self, receiver: &Val<'a>, name: &str, has_args: bool) -> Result<Val<'a>, String> {
+        match receiver.value() {
+            None if self.missingkey_error => Err(format!("nil data; no entry for key {name:?}")),
+            None => Ok(Val::Missing),
+            Some(Value::Null) => Err(format!("nil pointer evaluating interface {{}}.{name}")),
+            Some(Value::Object(map)) => {
+                if has_args {
+                    return Err(format!("{name} is not a method but has arguments"));
+                }
+                if map.contains_key(name) {
+                    Ok(child(self.budget, receiver, &Key::Field(name))?.unwrap_or(Val::Missing))
+                } else if self.missingkey_error {
+                    Err(format!("map has no entry for key {name:?}"))
+                } else {
+                    Ok(Val::Missing)
+                }
+            }
+            Some(other) => Err(format!(
+                "can't evaluate field {name} in type {}",
+                go_type(other)
+            )),
+        }
+    }
+
+    fn var(&mut self, name: &str) -> Result<Val<'a>, String> {
+        let found = self.vars.iter().rev().position(|(n, _)| n == name);
+        // Lookups scan the scope, so deep scopes cost more.
+        let scanned = found.unwrap_or(self.vars.len());
+        self.budget.charge_bytes(scanned.saturating_mul(8))?;
+        found
+            .and_then(|back| self.vars.iter().rev().nth(back))
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| format!("undefined variable: {name}"))
+    }
+
+    fn assign(&mut self, name: &str, value: Val<'a>) -> Result<(), String> {
+        match self.vars.iter_mut().rev().find(|(n, _)| n == name) {
+            Some(slot) => {
+                slot.1 = value;
+                Ok(())
+            }
+            None => Err(format!("undefined variable: {name}")),
+        }
+    }
+
+    fn call(
+        &mut self,
+        dot: &Val<'a>,
+        name: &str,
+        params: &[Operand],
+        fin: Option<Val<'a>>,
+        span: Span,
+    ) -> Res<Val<'a>> {
+        self.budget.charge(1)?;
+        if name == "and" || name == "or" {
+            return self.and_or(dot, name == "or", params, fin).at(span);
+        }
+        if UNSUPPORTED.contains(&name) {
+            return Err(Fail::unsupported(
+                format!("function {name:?} is not supported offline"),
+                span,
+            ));
+        }
+        let mut args = Vec::with_capacity(params.len() + 1);
+        for param in params {
+            args.push(self.eval_arg(dot, &param.term, param.span)?);
+        }
+        args.extend(fin);
+        // Functions scan their string arguments (`contains`, `eq`, `sha256sum`, ...).
+        for arg in &args {
+            if let Some(Value::String(s)) = arg.value() {
+                self.budget.charge_bytes(s.len()).at(span)?;
+            }
+        }
+        let result = call_func(name, &args, self.budget).map_err(|msg| {
+            let msg = format!("error calling {name}: {msg}");
+            // Only names Argo CD defines get this far: one not implemented is this engine's gap.
+            if IMPLEMENTED.contains(&name) {
+                Fail::from(msg).at_span(span)
+            } else {
+                Fail::unsupported(msg, span)
+            }
+        })?;
+        if let Val::Own(value) = &result {
+            let weight = weigh(value).at(span)?;
+            self.budget.charge_bytes(weight).at(span)?;
+        }
+        Ok(result)
+    }
+
+    /// `and` and `or` short-circuit and return one of their operands, as in Go.
+    fn and_or(
+        &mut self,
+        dot: &Val<'a>,
+        is_or: bool,
+        params: &[Operand],
+        fin: Option<Val<'a>>,
+    ) -> Res<Val<'a>> {
+        if params.is_empty() && fin.is_none() {
+            return Err(Fail::from(
+                "wrong number of args: want at least 1 got 0".to_string(),
+            ));
+        }
+        let mut last = Val::Missing;
+        for param in params {
+            let value = self.eval_arg(dot, &param.term, param.span)?;
+            if truth(&value) == is_or {
+                return Ok(value);
+            }
+            last = value;
+        }
+        Ok(fin.unwrap_or(last))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::template::testing::{check, data, render_go};
+    use serde_json::json;
+
+    #[test]
+    fn missing_keys_in_both_modes() {
+        check(&[
+            (
+                "{{ .nope }}|{{ .nope.deeper }}|{{ .nothing }}",
+                Ok("<no value>|<no value>|<no value>"),
+            ),
+            ("{{ index .labels \"nope\" }}", Ok("<no value>")),
+            ("{{ .nothing.x }}", Err("nil pointer evaluating")),
+            (
+                "{{ .name.x }}",
+                Err("can't evaluate field x in type string"),
+            ),
+        ]);
+        let err = render_go("{{ .nope }}", &data(), true).unwrap_err();
+        assert!(
+            err.message.contains("map has no entry for key \"nope\""),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("<.nope>"), "{}", err.message);
+        let err = render_go("{{ .path.nope }}", &data(), true).unwrap_err();
+        assert!(err.message.contains("map has no entry for key \"nope\""));
+        assert_eq!(
+            render_go("{{ .path.basename }}", &data(), true).unwrap(),
+            "foo"
+        );
+    }
+
+    #[test]
+    fn pipelines() {
+        check(&[
+            ("{{ .name | lower | quote }}", Ok("\"myapp\"")),
+            (
+                "{{ .path.basename | printf \"%s-%s\" \"app\" | upper }}",
+                Ok("APP-FOO"),
+            ),
+            ("{{ .name | trunc 2 }}", Ok("My")),
+            ("{{ .name | \"x\" }}", Err("non executable command")),
+            ("{{ .name 1 }}", Err("not a method but has arguments")),
+            (
+                "{{ \"a\" \"b\" }}",
+                Err("can't give argument to non-function"),
+            ),
+            ("{{ .nope | lower }}", Err("invalid value; expected string")),
+        ]);
+    }
+
+    #[test]
+    fn conditionals_and_with() {
+        check(&[
+            (
+                "{{if eq .env \"dev\"}}d{{else if eq .env \"prod\"}}p{{else}}o{{end}}",
+                Ok("p"),
+            ),
+            (
+                "{{if .empty}}y{{else}}n{{end}}{{if .labels}}y{{end}}",
+                Ok("ny"),
+            ),
+            ("{{with .labels}}{{.team}}{{else}}none{{end}}", Ok("core")),
+            ("{{with .nope}}x{{else with .env}}{{.}}{{end}}", Ok("prod")),
+            ("{{ if and .enabled (not .empty) }}on{{ end }}", Ok("on")),
+            (
+                "{{ or .empty .nope \"fallback\" }}|{{ and .enabled 0 }}",
+                Ok("fallback|0"),
+            ),
+            (
+                "{{ if eq .env \"a\" \"b\" \"prod\" }}multi{{ end }}",
+                Ok("multi"),
+            ),
+            (
+                "{{ eq .nope \"x\" }} {{ ne .replicas 2 }} {{ lt 1 2 }} {{ ge \"b\" \"a\" }}",
+                Ok("false true true true"),
+            ),
+            ("{{ eq .replicas \"3\" }}", Err("incompatible types")),
+            ("{{ lt .nope 1 }}", Err("invalid type for comparison")),
+        ]);
+    }
+
+    #[test]
+    fn range_with_variables() {
+        check(&[
+            (
+                "{{range $i, $s := .path.segments}}{{$i}}={{$s}};{{end}}",
+                Ok("0=apps;1=foo;"),
+            ),
+            (
+                "{{range $k, $v := .labels}}{{$k}}:{{$v}} {{end}}",
+                Ok("team:core tier:web "),
+            ),
+            ("{{range .path.segments}}[{{.}}]{{end}}", Ok("[apps][foo]")),
+            ("{{range .nope}}x{{else}}empty{{end}}", Ok("empty")),
+            (
+                "{{range $i, $s := .path.segments}}{{if $i}}{{break}}{{end}}{{$s}}{{end}}",
+                Ok("apps"),
+            ),
+            (
+                "{{range .path.segments}}{{if eq . \"apps\"}}{{continue}}{{end}}{{.}}{{end}}",
+                Ok("foo"),
+            ),
+            ("{{range 3}}{{.}}{{end}}", Ok("012")),
+            (
+                "{{ $x := \"a\" }}{{ range .path.segments }}{{ $x = . }}{{ end }}{{ $x }}",
+                Ok("foo"),
+            ),
+            (
+                "{{ range .name }}{{ end }}",
+                Err("range can't iterate over MyApp"),
+            ),
+            ("{{ break }}", Err("{{break}} outside {{range}}")),
+        ]);
+    }
+
+    #[test]
+    fn template_patch_style_block() {
+        let d = json!({"cluster": "prod-eu", "valueFiles": ["a.yaml", "b.yaml"], "auto": true});
+        let t = "spec:\n  source:\n    helm:\n      valueFiles:\n      {{- range $f := .valueFiles }}\n        - {{ $f }}\n      {{- end }}\n  {{- if .auto }}\n  syncPolicy:\n    automated: {}\n  {{- end }}\n";
+        let want = "spec:\n  source:\n    helm:\n      valueFiles:\n        - a.yaml\n        - b.yaml\n  syncPolicy:\n    automated: {}\n";
+        assert_eq!(render_go(t, &d, true).unwrap(), want);
+    }
+}
