@@ -27,7 +27,7 @@ pub struct Summary {
     /// Each stage in pipeline order, with its wall time and the peak RSS (KiB) at its end,
     /// where the system says (`--timings`).
     pub phases: Vec<(&'static str, Duration, Option<u64>)>,
-    /// What parsing the linted files cost, in the nodes [`ParseLimits::run_nodes`] bounds.
+    /// What parsing the linted files cost, in the nodes [`crate::yaml::ParseLimits::run_nodes`] bounds.
     pub nodes: usize,
 }
 

@@ -84,7 +84,7 @@ impl fmt::Display for TemplateError {
 impl std::error::Error for TemplateError {}
 
 /// fasttemplate mode (goTemplate: false). `params` is the flat map Argo CD builds, e.g.
-/// "path" → "apps/foo", "path.basename" → "foo", "path[0]" → "apps", "metadata.labels.env" →
+/// "path" → "apps/foo", "path.basename" → "foo", "path\[0\]" → "apps", "metadata.labels.env" →
 /// "prod". Tags are `{{ ... }}` with surrounding whitespace trimmed inside the braces; a tag
 /// naming a known param is replaced by its value, an unknown tag is written back unchanged,
 /// including its braces and original inner text (this is what Argo CD does). Never fails.
