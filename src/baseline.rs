@@ -55,7 +55,7 @@ impl Fingerprint {
         });
         let masked = |s: String| secrets.mask(&s).into_owned();
         Fingerprint {
-            rule: f.rule.to_string(),
+            rule: f.rule.id.to_string(),
             file: masked(graph.repo.relative(&path)),
             object: object.map(masked),
             pointer: pointer.map(masked),

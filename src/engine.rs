@@ -6,7 +6,7 @@ use crate::cache::Cache;
 use crate::config::Config;
 use crate::context::{self, RepoContext};
 use crate::discover::{self, SkipReason, Stamp};
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
 use crate::fix::{Applicability, Edit, Fix};
 use crate::model::{FileDocs, Object};
 // What `run` and `lint` return, named here too for callers of the engine.
@@ -91,10 +91,10 @@ fn problem_finding(
     help: &str,
 ) -> Finding {
     let rule = match kind {
-        ProblemKind::InvalidYaml => "invalid-yaml",
-        ProblemKind::DuplicateKey => "duplicate-key",
+        ProblemKind::InvalidYaml => &crate::rules::schema::invalid_yaml::RULE,
+        ProblemKind::DuplicateKey => &crate::rules::schema::duplicate_key::RULE,
     };
-    let mut f = Finding::new(rule, Severity::Error, span, message);
+    let mut f = Finding::new(rule, span, message);
     if let Some((span, text)) = related {
         f.also(span, text);
     }
@@ -470,7 +470,7 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
         };
         let mut sink = Sink::new(rule);
         check(cx, obj, &mut sink);
-        for mut f in sink.findings {
+        for mut f in sink.finish() {
             f.about(unit, obj);
             f.applications = graph.app_names(unit);
             out.push(f);
@@ -482,7 +482,7 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
 fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
     let mut sink = Sink::new(rule);
     check(cx, graph, &mut sink);
-    sink.findings
+    sink.finish()
 }
 
 /// Units whose per-object rules one task runs: small enough that the last task ends soon
@@ -514,7 +514,11 @@ fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
 
 /// The config's verdict on a finding: dropped, or kept with its severity.
 fn configure(mut f: Finding, config: &Config, sources: &SourceDb) -> Option<Finding> {
-    f.severity = config.verdict(f.rule, f.severity, &sources.get(f.primary.span.file).path)?;
+    f.severity = config.verdict(
+        f.rule.id,
+        f.severity,
+        &sources.get(f.primary.span.file).path,
+    )?;
     Some(f)
 }
 
@@ -902,7 +906,7 @@ pub fn fix(
         let key = |f: &Finding, fix: &crate::fix::Fix| {
             (
                 outcome.sources.get(fix.file()).path.clone(),
-                f.rule,
+                f.rule.id,
                 format!("{:?} {}", f.object, fix.message),
             )
         };
@@ -919,7 +923,7 @@ pub fn fix(
             let mut after = source.text.clone();
             for (f, fix) in fixes {
                 if accepted.iter().any(|a| a.edits == fix.edits) {
-                    cured.push(f.rule);
+                    cured.push(f.rule.id);
                     continue;
                 }
                 let mut trial = accepted.clone();
@@ -928,7 +932,7 @@ pub fn fix(
                 match apply::check(&source.text, &text) {
                     Ok(()) => {
                         accepted = trial;
-                        cured.push(f.rule);
+                        cured.push(f.rule.id);
                         after = text;
                     }
                     Err(e) => {
@@ -938,7 +942,7 @@ pub fn fix(
                             fixed.problems.push(format!(
                                 "{}: the {} fix would leave the file unreadable ({e}); not applied",
                                 source.path.display(),
-                                f.rule
+                                f.rule.id
                             ));
                             refused.push(key(f, fix));
                         }

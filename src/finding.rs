@@ -2,6 +2,7 @@
 
 use crate::fix::Fix;
 use crate::model::Object;
+use crate::rules::Rule;
 use crate::yaml::Span;
 use serde::Serialize;
 
@@ -57,7 +58,8 @@ impl ObjectRef {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
-    pub rule: &'static str,
+    /// The rule that reports it, from the registry: its id is what every output names.
+    pub rule: &'static Rule,
     pub severity: Severity,
     pub message: String,
     pub help: Option<String>,
@@ -79,15 +81,11 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(
-        rule: &'static str,
-        severity: Severity,
-        span: Span,
-        message: impl Into<String>,
-    ) -> Finding {
+    /// A finding of `rule` with its declared severity (a check may change it afterwards).
+    pub fn new(rule: &'static Rule, span: Span, message: impl Into<String>) -> Finding {
         Finding {
             rule,
-            severity,
+            severity: rule.severity,
             message: message.into(),
             help: None,
             primary: Label {
@@ -164,7 +162,7 @@ impl Finding {
         (
             self.primary.span.file,
             self.primary.span.start,
-            self.rule,
+            self.rule.id,
             self.primary.span.end,
             &self.message,
         )

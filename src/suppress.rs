@@ -2,11 +2,12 @@
 //! the `gitops-lint.io/ignore` annotation. Each one must say why, and each one must still
 //! suppress something; otherwise it is reported itself.
 
-use crate::finding::{Finding, Severity};
+use crate::finding::Finding;
 use crate::model::speaks_to_us;
 use crate::model::FileDocs;
 use crate::render::{Graph, Unit};
-use crate::rules;
+use crate::rules::schema::{suppression_without_reason, unused_suppression};
+use crate::rules::{self, Rule};
 use crate::source::SourceDb;
 use crate::yaml::{Comment, FileId, Node, Span, Value};
 use foldhash::HashMap;
@@ -186,7 +187,7 @@ fn directive(
 ) -> Option<Suppression> {
     let Some(p) = parse_directive(&c.text) else {
         own.push(finding(
-            "unused-suppression",
+            &unused_suppression::RULE,
             c.span,
             "this `gitops-lint:` comment is not a directive: write `gitops-lint: ignore[rule-id] reason` or `ignore-file[rule-id] reason`".into(),
             "fix the syntax or remove the comment",
@@ -195,7 +196,7 @@ fn directive(
     };
     for word in &p.unknown {
         own.push(finding(
-            "unused-suppression",
+            &unused_suppression::RULE,
             c.span,
             unknown_word(word),
             "`gitops-lint rules` lists rule ids and categories",
@@ -203,7 +204,7 @@ fn directive(
     }
     if p.words.is_empty() && p.unknown.is_empty() {
         own.push(finding(
-            "unused-suppression",
+            &unused_suppression::RULE,
             c.span,
             "this directive names no rule: it suppresses nothing".into(),
             "name the rules in the brackets: `ignore[rule-id] reason`",
@@ -294,9 +295,8 @@ pub struct Outcome {
     pub suppressed: usize,
 }
 
-fn finding(rule: &'static str, span: Span, message: String, help: &str) -> Finding {
-    let severity = rules::find(rule).map_or(Severity::Warning, |r| r.severity);
-    let mut f = Finding::new(rule, severity, span, message);
+fn finding(rule: &'static Rule, span: Span, message: String, help: &str) -> Finding {
+    let mut f = Finding::new(rule, span, message);
     f.help(help);
     f
 }
@@ -331,7 +331,7 @@ pub fn apply(
         let policy = policy_directives(d, text);
         for span in policy.trailing {
             own.push(finding(
-                "unused-suppression",
+                &unused_suppression::RULE,
                 span,
                 "this `gitops-lint:` comment ends a policy line, where Argo CD reads it as part of the line's fields, not as a comment: it suppresses nothing, and it changes the policy (`allow # ...` is not `allow`)".into(),
                 "put the directive on a line of its own above the policy line",
@@ -360,7 +360,7 @@ pub fn apply(
             let (words, unknown) = parse_list(text);
             for word in unknown {
                 own.push(finding(
-                    "unused-suppression",
+                    &unused_suppression::RULE,
                     node.span,
                     unknown_word(&word),
                     "`gitops-lint rules` lists rule ids and categories",
@@ -368,7 +368,7 @@ pub fn apply(
             }
             if words.is_empty() && text.trim().is_empty() {
                 own.push(finding(
-                    "unused-suppression",
+                    &unused_suppression::RULE,
                     node.span,
                     format!("`{ANNOTATION}` must be a comma-separated string of rule ids: this one suppresses nothing"),
                     "write the rules as one string, e.g. \"secret-in-git,default-project\"",
@@ -397,7 +397,7 @@ pub fn apply(
         let p = f.primary.span;
         // Every suppression that covers the finding is credited, the nested and the outer.
         let mut hit = false;
-        for s in list.iter_mut().filter(|s| s.covers(f.rule)) {
+        for s in list.iter_mut().filter(|s| s.covers(f.rule.id)) {
             let by_comment = match s.scope {
                 Some(Scope::File(file)) => file == p.file,
                 Some(Scope::Range(r)) => {
@@ -406,13 +406,13 @@ pub fn apply(
                 None => false,
             };
             if by_comment {
-                s.used.insert(f.rule);
+                s.used.insert(f.rule.id);
                 hit = true;
             }
         }
         if let Some(&i) = f.unit.and_then(|u| unit_suppressions.get(&u)) {
-            if list[i].covers(f.rule) {
-                list[i].used.insert(f.rule);
+            if list[i].covers(f.rule.id) {
+                list[i].used.insert(f.rule.id);
                 hit = true;
             }
         }
@@ -425,7 +425,7 @@ pub fn apply(
     for s in &list {
         if !s.reason {
             own.push(finding(
-                "suppression-without-reason",
+                &suppression_without_reason::RULE,
                 s.at,
                 "this suppression does not say why: reviewers cannot tell a deliberate exception from a shortcut".into(),
                 "add the reason after the rule list (`ignore[rule] reason`), or an `gitops-lint.io/ignore-reason` annotation",
@@ -441,7 +441,7 @@ pub fn apply(
             .collect();
         if !stale.is_empty() {
             own.push(finding(
-                "unused-suppression",
+                &unused_suppression::RULE,
                 s.at,
                 format!(
                     "`{}` in this suppression {} nothing here: the finding is gone or never applied to this node",

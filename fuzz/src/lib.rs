@@ -100,7 +100,7 @@ spec:
         .findings
         .iter()
         .filter(|f| {
-            f.rule == "appset-template-error"
+            *f.rule == gitops_lint::rules::schema::appset_template_error::RULE
                 && f.message
                     .starts_with("expanding this ApplicationSet takes more than")
         })
@@ -227,13 +227,13 @@ pub fn check(files: Vec<(PathBuf, Vec<u8>)>) -> Outcome {
             assert!(
                 start <= end && end <= text.len(),
                 "{} span {start}..{end} outside a file of {} bytes",
-                f.rule,
+                f.rule.id,
                 text.len()
             );
             assert!(
                 text.is_char_boundary(start) && text.is_char_boundary(end),
                 "{} span {start}..{end} splits a character",
-                f.rule
+                f.rule.id
             );
         }
         if let Some(fix) = &f.fix {

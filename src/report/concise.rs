@@ -19,7 +19,7 @@ impl Reporter for Concise {
             writeln!(
                 out,
                 "{path}:{}:{}: {}[{}] {}",
-                start.line, start.column, f.severity, f.rule, f.message
+                start.line, start.column, f.severity, f.rule.id, f.message
             )?;
         }
         if settings.statistics && !outcome.findings.is_empty() {

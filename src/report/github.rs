@@ -46,7 +46,7 @@ impl Reporter for Github {
                 start.column,
                 end.line,
                 end.column,
-                escape_property(f.rule),
+                escape_property(f.rule.id),
                 escape_data(&message)
             )?;
         }

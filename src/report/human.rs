@@ -258,7 +258,7 @@ impl Diagnostic for Diag<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         Some(Box::new(format!(
             "{}[{}]",
-            self.finding.severity, self.finding.rule
+            self.finding.severity, self.finding.rule.id
         )))
     }
 
@@ -530,8 +530,7 @@ mod tests {
             GraphicalTheme::none(),
         ];
         let finding = Finding::new(
-            "some-rule",
-            Severity::Warning,
+            &crate::rules::schema::unused_suppression::RULE,
             crate::yaml::Span::new(0, 0, 1),
             "the message",
         );
@@ -573,8 +572,7 @@ mod tests {
         let mut outcome = crate::engine::lint(&opts, loaded, std::time::Instant::now());
         let start = text.find("automated").unwrap();
         let mut finding = Finding::new(
-            "some-rule",
-            Severity::Warning,
+            &crate::rules::schema::unused_suppression::RULE,
             crate::yaml::Span::new(0, start, start + 9),
             "the message",
         );

@@ -144,7 +144,7 @@ impl Reporter for Json {
             .findings
             .iter()
             .map(|f| JsonFinding {
-                rule: f.rule,
+                rule: f.rule.id,
                 severity: f.severity,
                 message: &f.message,
                 help: f.help.as_deref(),

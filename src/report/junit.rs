@@ -82,13 +82,13 @@ impl Reporter for Junit {
             }
             for f in findings {
                 let (_, start, _) = place(outcome, f.primary.span);
-                let name = format!("{}:{}:{} {}", path, start.line, start.column, f.rule);
+                let name = format!("{}:{}:{} {}", path, start.line, start.column, f.rule.id);
                 let body = format!(
                     "{path}:{}:{}: {}[{}] {}{}",
                     start.line,
                     start.column,
                     f.severity,
-                    f.rule,
+                    f.rule.id,
                     f.message,
                     f.help
                         .as_ref()
@@ -105,7 +105,7 @@ impl Reporter for Junit {
                     writeln!(
                         out,
                         r#"      <failure type="{}" message="{}">{}</failure>"#,
-                        f.rule,
+                        f.rule.id,
                         xml(&f.message),
                         xml(&body)
                     )?;

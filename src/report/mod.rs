@@ -182,8 +182,8 @@ pub fn statistics(outcome: &Outcome) -> Vec<RuleStatistics> {
     let mut by_rule: std::collections::BTreeMap<&'static str, RuleStatistics> =
         std::collections::BTreeMap::new();
     for f in &outcome.findings {
-        let row = by_rule.entry(f.rule).or_insert_with(|| RuleStatistics {
-            rule: f.rule,
+        let row = by_rule.entry(f.rule.id).or_insert_with(|| RuleStatistics {
+            rule: f.rule.id,
             count: 0,
             severities: Vec::new(),
             fixable: 0,

@@ -498,8 +498,8 @@ fn result<'a>(outcome: &'a Outcome, artifacts: &Artifacts, f: &'a Finding) -> Sa
         crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph, &outcome.secrets)
             .digest();
     SarifResult {
-        rule_id: f.rule,
-        rule_index: RULES.iter().position(|r| r.id == f.rule),
+        rule_id: f.rule.id,
+        rule_index: RULES.iter().position(|r| *r == f.rule),
         level: level(f.severity),
         message: OwnedText { text },
         locations: vec![location(

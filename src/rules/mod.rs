@@ -9,12 +9,13 @@ pub mod sync_windows;
 pub(crate) mod access;
 mod fleet;
 mod ignore_differences;
-mod schema;
+pub mod schema;
 mod secrets;
 mod sync_policy;
 
 use crate::context::RepoContext;
 use crate::finding::{Finding, Severity};
+use crate::fix::Applicability;
 use crate::model::Object;
 use crate::render::Graph;
 use crate::source::SourceDb;
@@ -70,6 +71,9 @@ pub struct Rule {
     pub id: &'static str,
     pub category: Category,
     pub severity: Severity,
+    /// When the check picks the severity case by case: each severity it reports with and
+    /// when, the default first, as the doc's table shows them.
+    pub severities: Option<&'static str>,
     /// Whether its findings come with an automatic fix, and how safe it is.
     pub fix: FixAvailability,
     /// One line for `gitops-lint rules` and the README table.
@@ -77,6 +81,28 @@ pub struct Rule {
     /// The Markdown doc from `rules/<id>.md`.
     pub doc: &'static str,
     pub check: Check,
+}
+
+impl Rule {
+    /// The severity cell of the rule's doc table: the default, or every severity it reports.
+    pub fn severity_text(&self) -> &'static str {
+        self.severities.unwrap_or(self.severity.as_str())
+    }
+}
+
+// Ids are unique (the registry is checked), so a rule is known by its id.
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Rule {}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
 }
 
 /// What `--fix` can do for a rule's findings: nothing, apply a fix that only spells out what
@@ -94,6 +120,18 @@ impl FixAvailability {
             FixAvailability::None => "none",
             FixAvailability::Safe => "safe",
             FixAvailability::Unsafe => "unsafe",
+        }
+    }
+
+    /// Whether a rule declared with this availability may attach a fix of `applicability`.
+    /// `Safe` promises that `--fix` alone fixes some findings; where the cure is a reading of
+    /// intent the same rule offers an unsafe fix instead. `Unsafe` promises that `--fix` alone
+    /// changes nothing.
+    pub fn allows(self, applicability: Applicability) -> bool {
+        match self {
+            FixAvailability::None => false,
+            FixAvailability::Safe => true,
+            FixAvailability::Unsafe => applicability == Applicability::Unsafe,
         }
     }
 }
@@ -191,13 +229,24 @@ impl Sink {
     }
 
     pub fn report(&mut self, span: Span, message: impl Into<String>) -> &mut Finding {
-        self.findings.push(Finding::new(
-            self.rule.id,
-            self.rule.severity,
-            span,
-            message,
-        ));
+        self.findings.push(Finding::new(self.rule, span, message));
         self.findings.last_mut().expect("just pushed")
+    }
+
+    /// The findings, once the check is done.
+    pub fn finish(self) -> Vec<Finding> {
+        // `--fix`, `rules` and the docs promise what the declaration says; a check that
+        // attaches other fixes breaks that promise silently.
+        debug_assert!(
+            self.findings.iter().all(|f| f
+                .fix
+                .as_ref()
+                .is_none_or(|x| self.rule.fix.allows(x.applicability))),
+            "{} is declared with fix `{}` but made a fix it does not allow",
+            self.rule.id,
+            self.rule.fix.as_str()
+        );
+        self.findings
     }
 }
 
@@ -336,12 +385,15 @@ impl std::fmt::Display for Unknown {
 impl std::error::Error for Unknown {}
 
 /// Declares a rule's metadata next to its check; the doc is embedded from `rules/<id>.md`.
+/// `severities` is for a rule whose check sets the severity case by case: each severity and
+/// when it applies, the default first (`"error (below 3.1) / warning (otherwise)"`).
 macro_rules! rule {
-    (id: $id:literal, category: $cat:ident, severity: $sev:ident, fix: $fix:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
+    (id: $id:literal, category: $cat:ident, severity: $sev:ident, $(severities: $sevs:literal,)? fix: $fix:ident, summary: $summary:literal, check: $check:expr $(,)?) => {
         pub static RULE: $crate::rules::Rule = $crate::rules::Rule {
             id: $id,
             category: $crate::rules::Category::$cat,
             severity: $crate::finding::Severity::$sev,
+            severities: $crate::rules::rule!(@some $($sevs)?),
             fix: $crate::rules::FixAvailability::$fix,
             summary: $summary,
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/", $id, ".md")),
@@ -351,6 +403,12 @@ macro_rules! rule {
                 $check
             },
         };
+    };
+    (@some) => {
+        None
+    };
+    (@some $sevs:literal) => {
+        Some($sevs)
     };
 }
 pub(crate) use rule;
@@ -372,5 +430,22 @@ mod tests {
             select("*").unwrap_err().help(),
             "`gitops-lint rules` lists rule ids and categories"
         );
+    }
+
+    #[test]
+    fn declarations_are_consistent() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len(), "rule ids are unique");
+        for r in RULES {
+            if let Some(s) = r.severities {
+                assert!(
+                    s.starts_with(&format!("{} (", r.severity)) && s.contains(" / "),
+                    "{}: `severities` names the default first, then the others",
+                    r.id
+                );
+            }
+        }
     }
 }

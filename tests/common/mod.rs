@@ -193,27 +193,29 @@ pub fn doc(id: &str) -> String {
         .unwrap_or_else(|e| panic!("rules/{id}.md: {e}"))
 }
 
-/// The cells of the doc's `| category | default severity | fix |` table.
-pub fn doc_table(id: &str, doc: &str) -> Result<[String; 3], String> {
-    let mut lines = doc.lines().skip_while(|l| {
-        l.replace(' ', "")
-            .trim_end_matches('|')
-            .ne("|category|defaultseverity|fix")
+/// Where the row of the doc's `| category | default severity | fix |` table is: the byte
+/// range of its line, without the line break.
+pub fn doc_table(id: &str, doc: &str) -> Result<std::ops::Range<usize>, String> {
+    let mut at = 0;
+    let mut lines = doc.split_inclusive('\n').map(|l| {
+        let start = at;
+        at += l.len();
+        (start, l.trim_end_matches(['\n', '\r']))
     });
-    lines.next().ok_or(format!(
-        "rules/{id}.md has no `| category | default severity | fix |` table"
-    ))?;
-    let row = lines
+    lines
+        .find(|(_, l)| {
+            l.replace(' ', "")
+                .trim_end_matches('|')
+                .eq("|category|defaultseverity|fix")
+        })
+        .ok_or(format!(
+            "rules/{id}.md has no `| category | default severity | fix |` table"
+        ))?;
+    let (start, row) = lines
         .nth(1)
+        .filter(|(_, l)| l.starts_with('|'))
         .ok_or(format!("rules/{id}.md: the table has no row"))?;
-    let cells: Vec<String> = row
-        .trim()
-        .trim_matches('|')
-        .split('|')
-        .map(|c| c.trim().to_string())
-        .collect();
-    <[String; 3]>::try_from(cells)
-        .map_err(|c| format!("rules/{id}.md: the table row has {} cells", c.len()))
+    Ok(start..start + row.len())
 }
 
 /// Runs git in `dir`, isolated from the user's and the system's configuration.

@@ -13,6 +13,7 @@ rule! {
     id: "hpa-replicas-conflict",
     category: Fleet,
     severity: Error,
+    severities: "error (self-healing app) / warning (otherwise) / info (fixed size)",
     fix: None,
     summary: "An autoscaled workload also sets spec.replicas in Git: sync and autoscaler fight over it",
     check: Check::Graph(check),

@@ -9,6 +9,7 @@ rule! {
     id: "automated-enabled-ignored",
     category: SyncPolicy,
     severity: Error,
+    severities: "error (below 3.1) / warning (unknown or 3.1.x)",
     fix: Unsafe,
     summary: "automated.enabled: false does not turn auto-sync off before Argo CD 3.1 (and is unreliable in 3.1.x)",
     check: Check::Object(check),
