@@ -50,7 +50,7 @@ fn main() {
     let path: Vec<_> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
-    // tests/crd_tables.rs checks a table against Argo CD's CRDs, kept outside the repository.
+    // tests/generated.rs checks a table against Argo CD's CRDs, kept outside the repository.
     println!("cargo::rerun-if-env-changed=GITOPS_LINT_CRDS");
     println!("cargo::rustc-check-cfg=cfg(has_crds)");
     let crds = std::env::var_os("GITOPS_LINT_CRDS").unwrap_or_else(|| "../shared/crds".into());

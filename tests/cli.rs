@@ -235,43 +235,6 @@ fn secret_values_never_reach_any_output() {
     );
 }
 
-fn rule_table() -> String {
-    let mut t = String::from(
-        "| rule | category | severity | fix | what it catches |\n|---|---|---|---|---|\n",
-    );
-    for r in RULES {
-        t.push_str(&format!(
-            "| [`{}`](rules/{}.md) | {} | {} | {} | {} |\n",
-            r.id,
-            r.id,
-            r.category.as_str(),
-            r.severity,
-            r.fix.as_str(),
-            r.summary.replace('|', "\\|")
-        ));
-    }
-    t
-}
-
-#[test]
-fn readme_rule_table_is_current() {
-    let path = root().join("README.md");
-    let readme = std::fs::read_to_string(&path).unwrap();
-    let (start, end) = ("<!-- rules:start -->\n", "<!-- rules:end -->");
-    let a = readme.find(start).expect("README has a rules:start marker") + start.len();
-    let b = readme.find(end).expect("README has a rules:end marker");
-    let table = rule_table();
-    if std::env::var_os("UPDATE_README").is_some() {
-        let updated = format!("{}{}{}", &readme[..a], table, &readme[b..]);
-        std::fs::write(&path, updated).unwrap();
-        return;
-    }
-    assert!(
-        readme[a..b] == table,
-        "README rule table is stale: run UPDATE_README=1 cargo test --test cli readme"
-    );
-}
-
 #[test]
 fn readme_first_commands_work() {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
