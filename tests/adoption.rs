@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{found, json, root, run, run_in};
+use common::{found, json, run_in};
 use std::path::Path;
 use std::time::Duration;
 
