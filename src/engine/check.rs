@@ -1,0 +1,87 @@
+//! Checking: every rule over the rendered graph, the graph rules and the per-object rules
+//! taken in turn by every thread.
+
+use super::*;
+
+/// Every rule that runs, on every unit the run lints.
+pub(super) fn check(cx: &Cx, graph: &Graph) -> Vec<Finding> {
+    let lint: Vec<usize> = (0..graph.units.len())
+        .filter(|&u| graph.units[u].lint)
+        .collect();
+    // The graph rules, and the per-object rules on every unit in chunks after them, taken in
+    // turn by every thread: a few graph rules are long single tasks, and one that a thread
+    // took up last would keep it busy after the others had run out of work. All of it is
+    // sorted afterwards, so the scheduling does not show.
+    let graph_rules: Vec<(&'static Rule, GraphFn)> = RULES
+        .iter()
+        .filter_map(|&r| match r.check {
+            Check::Graph(check) if cx.runs(r.id) => Some((r, check)),
+            _ => None,
+        })
+        .collect();
+    let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
+    let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
+        match graph_rules.get(task) {
+            Some(&(rule, check)) => run_graph_rule(cx, graph, rule, check),
+            None => chunks[task - graph_rules.len()]
+                .iter()
+                .flat_map(|&u| run_rules(cx, graph, u))
+                .collect(),
+        }
+    });
+    let graph_findings: Vec<Vec<Finding>> = rule_findings.drain(..graph_rules.len()).collect();
+    let mut findings: Vec<Finding> = rule_findings.into_iter().flatten().collect();
+    findings.extend(graph_findings.into_iter().flatten());
+    findings
+}
+
+fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
+    let obj = &graph.units[unit].obj;
+    let mut out = Vec::new();
+    for rule in RULES.iter().filter(|r| cx.runs(r.id)) {
+        let Check::Object(check) = rule.check else {
+            continue;
+        };
+        let mut sink = Sink::new(rule);
+        check(cx, obj, &mut sink);
+        for mut f in sink.finish() {
+            f.about(unit, obj);
+            f.applications = graph.app_names(unit);
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
+    let mut sink = Sink::new(rule);
+    check(cx, graph, &mut sink);
+    sink.finish()
+}
+
+/// Units whose per-object rules one task runs: small enough that the last task ends soon
+/// after the others.
+const UNITS_PER_TASK: usize = 64;
+
+/// Runs tasks `0..n` on the threads of the pool, each thread taking the lowest task no
+/// thread has taken yet, and returns the results in task order. Long tasks put first then
+/// start first, and short ones at the end fill in around them, which rayon's halving of a
+/// range does not promise. The tasks must not use rayon themselves: a thread waiting inside
+/// one could take up the queue there, and its own long task would wait under the rest.
+fn in_turn<T: Send>(n: usize, task: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = (0..rayon::current_num_threads())
+        .into_par_iter()
+        .with_max_len(1)
+        .flat_map_iter(|_| {
+            // A thread that arrives after the queue has run dry takes nothing.
+            std::iter::from_fn(|| {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                (i < n).then(|| (i, task(i)))
+            })
+        })
+        .collect();
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
