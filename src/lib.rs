@@ -6,30 +6,30 @@
 //! module's stage and checks that none names a later one.
 #![forbid(unsafe_code)]
 
-pub mod baseline;
-pub mod cache;
+pub(crate) mod baseline;
+pub(crate) mod cache;
 pub mod changed;
 pub mod cli;
 pub mod config;
-pub mod context;
+pub(crate) mod context;
 pub mod discover;
 pub mod engine;
-pub mod finding;
+pub(crate) mod finding;
 pub mod fix;
-pub mod glob;
-pub mod kinds;
+pub(crate) mod glob;
+pub(crate) mod kinds;
 pub mod model;
-pub mod outcome;
-pub mod paths;
-pub mod reach;
-pub mod redact;
+pub(crate) mod outcome;
+pub(crate) mod paths;
+pub(crate) mod reach;
+pub(crate) mod redact;
 pub mod render;
-pub mod repo;
+pub(crate) mod repo;
 pub mod report;
 pub mod rules;
 pub mod schema;
-pub mod scope;
+pub(crate) mod scope;
 pub mod source;
-pub mod suppress;
-pub mod text;
+pub(crate) mod suppress;
+pub(crate) mod text;
 pub mod yaml;

@@ -99,14 +99,10 @@ pub fn cmp_if(plain: bool, a: &Path, b: &Path) -> Ordering {
     }
 }
 
-/// Sorts items by a path in `Path` order: on bytes when every path allows it, checked once
-/// per path rather than once per comparison.
-pub fn sort_by_path<T: Send + Sync>(items: &mut [T], path: impl Fn(&T) -> &Path + Sync) {
-    sort_then(items, &path, |_, _| Ordering::Equal);
-}
-
-/// [`sort_by_path`], then drops neighbours whose paths are equal, keeping the spelling that
-/// sorts first on bytes (`a/./b` before `a/b`), whatever the thread count.
+/// Sorts items by a path in `Path` order (on bytes when every path allows it, checked once
+/// per path rather than once per comparison), then drops neighbours whose paths are equal,
+/// keeping the spelling that sorts first on bytes (`a/./b` before `a/b`), whatever the thread
+/// count.
 pub fn sort_dedup_by_path<T: Send + Sync>(items: &mut Vec<T>, path: impl Fn(&T) -> &Path + Sync) {
     let plain = sort_then(items, &path, |_, _| Ordering::Equal);
     // Plain paths are equal exactly when their bytes are; `Path` equality parses components.
@@ -117,8 +113,8 @@ pub fn sort_dedup_by_path<T: Send + Sync>(items: &mut Vec<T>, path: impl Fn(&T) 
     }
 }
 
-/// Sorts items in their own order where that order starts with a path ([`sort_by_path`]'s
-/// comparison first, the items' own to break ties): for `(PathBuf, reason)` lists.
+/// Sorts items in their own order where that order starts with a path (the `Path` order of
+/// [`sort_dedup_by_path`] first, the items' own to break ties): for `(PathBuf, reason)` lists.
 pub fn sort_by_path_then<T: Ord + Send + Sync>(items: &mut [T], path: impl Fn(&T) -> &Path + Sync) {
     sort_then(items, &path, T::cmp);
 }

@@ -434,7 +434,7 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
 
 /// Parses files held in memory as if they had been read from disk under `root`, which is
 /// never touched beyond what rendering looks up there (files that are not YAML). The same
-/// stages as [`load`] without discovery: for fuzzing and generated-input tests.
+/// stages as [`load()`] without discovery: for fuzzing and generated-input tests.
 pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options) -> Loaded {
     let turns = files
         .into_iter()
