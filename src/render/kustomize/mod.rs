@@ -1,0 +1,324 @@
+//! Offline kustomize builds. The order of operations follows kustomize v5: resources, then
+//! components, then generators, then the built-in transformers in their fixed order; hash
+//! suffixes and name references are settled once, at the top of a build.
+
+use super::{Files, Note, Problem, ProblemKind};
+use crate::model::Object;
+use crate::yaml::{FileId, Node, Span};
+use foldhash::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+
+mod generators;
+mod names;
+mod patches;
+mod resources;
+mod transformers;
+
+use names::{fix_references, settle};
+use transformers::image_override;
+
+/// A resource as it moves through a build: the object, and its identity before any prefix,
+/// suffix or hash, which references and patches are matched against.
+#[derive(Clone, Debug)]
+pub struct Res {
+    pub obj: Object,
+    pub orig_name: Option<String>,
+    /// Every name the object had before its current one, for references written at any level.
+    pub old_names: Vec<String>,
+    /// Made by a generator whose name still needs its content hash.
+    pub hash: bool,
+}
+
+impl Res {
+    fn new(obj: Object) -> Res {
+        Res {
+            orig_name: obj.name.clone(),
+            old_names: Vec::new(),
+            obj,
+            hash: false,
+        }
+    }
+
+    /// Patches and `replicas` may name an object by any name it has had.
+    fn named(&self, name: &str) -> bool {
+        self.obj.name.as_deref() == Some(name)
+            || self.orig_name.as_deref() == Some(name)
+            || self.old_names.iter().any(|n| n == name)
+    }
+
+    fn set_name(&mut self, name: String, span: Span) {
+        if let Some(old) = self.obj.name.take() {
+            if old != name {
+                self.old_names.push(old);
+            }
+        }
+        let meta = self.obj.root.map_at("metadata", span);
+        meta.set("name", Node::string(name.clone(), span), span);
+        self.obj.name = Some(name);
+    }
+}
+
+/// A directory's resources, whether anything in its build was not rendered, and the files the
+/// build read.
+type Accumulated = (Rc<Vec<Res>>, bool, Rc<[PathBuf]>);
+
+pub struct Kustomizer<'f> {
+    files: &'f Files<'f>,
+    /// Each directory's resources, and whether anything in its build was not rendered.
+    cache: HashMap<PathBuf, Accumulated>,
+    stack: Vec<PathBuf>,
+    /// The kustomizations being built (not the components they include), innermost last: a
+    /// component's problem that depends on what it is applied to names the build it failed in.
+    builds: Vec<PathBuf>,
+    pub problems: Vec<Problem>,
+    pub notes: Vec<Note>,
+    /// Every file some kustomization read. Only ever asked about, never listed: a hash set,
+    /// as every builder's are merged into one on a single thread.
+    pub consumed: HashSet<FileId>,
+    /// `namespace:` fields seen, to tell a subject namespace kustomize set from one written.
+    ns_spans: HashSet<Span>,
+    /// Whether the build under way met [`MAX_NESTING`]: what it makes then depends on the depth
+    /// it was asked from, so it must not be cached for another caller.
+    cut: bool,
+    /// Whether the build under way has inputs that are not rendered (Helm charts, remote
+    /// resources, plugins, files outside the linted paths), anywhere in its resources and
+    /// components: objects they would add or rename are unknown, so a patch that finds no
+    /// target there is not judged.
+    opaque: bool,
+    /// The files the build under way read or looked for (kustomizations, resources, patches,
+    /// generator inputs), in the order met: what a change must touch to change its objects.
+    inputs: Vec<PathBuf>,
+}
+
+/// How deep kustomizations (resources, bases and components) may include one another. kustomize
+/// itself has no limit; the walk is recursive, and a chain of a few thousand directories would
+/// overflow a thread's stack. Real repositories stay within a dozen levels. Past the cap the
+/// build is reported as an error, not a note, so that nothing can be hidden from the linter below
+/// it without the run failing.
+pub const MAX_NESTING: usize = 100;
+
+/// A builder's problems, notes and reads, without its (thread-bound) cache.
+pub struct Found {
+    problems: Vec<Problem>,
+    notes: Vec<Note>,
+    consumed: HashSet<FileId>,
+    ns_spans: HashSet<Span>,
+}
+
+/// Kustomization fields that name things gitops-lint never runs, and whether what they do may
+/// add objects or change their identity (kind, name, namespace), which patches are matched by.
+const NOT_RENDERED: [(&str, &str, bool); 8] = [
+    ("helmCharts", "Helm charts are not inflated offline", true),
+    (
+        "helmChartInflationGenerator",
+        "Helm charts are not inflated offline",
+        true,
+    ),
+    ("generators", "generator plugins are never executed", true),
+    (
+        "transformers",
+        "transformer plugins are never executed",
+        true,
+    ),
+    ("validators", "validator plugins are never executed", false),
+    ("replacements", "replacements are not applied yet", true),
+    ("vars", "vars are not substituted", true),
+    ("openapi", "custom OpenAPI schemas are not read", false),
+];
+
+fn is_remote(s: &str) -> bool {
+    s.contains("://")
+        || s.starts_with("git@")
+        || s.starts_with("git::")
+        || s.contains("?ref=")
+        || s.contains("?version=")
+        || ["github.com/", "gitlab.com/", "bitbucket.org/"]
+            .iter()
+            .any(|h| s.starts_with(h))
+}
+
+fn problem(span: Span, message: impl Into<String>, help: &str) -> Problem {
+    Problem {
+        kind: ProblemKind::Kustomize,
+        span,
+        message: message.into(),
+        help: help.into(),
+    }
+}
+
+impl<'f> Kustomizer<'f> {
+    pub fn new(files: &'f Files<'f>) -> Kustomizer<'f> {
+        Kustomizer {
+            files,
+            cache: HashMap::default(),
+            stack: Vec::new(),
+            builds: Vec::new(),
+            problems: Vec::new(),
+            notes: Vec::new(),
+            consumed: HashSet::default(),
+            ns_spans: HashSet::default(),
+            cut: false,
+            opaque: false,
+            inputs: Vec::new(),
+        }
+    }
+
+    /// What this builder learnt besides objects, to hand to another thread's builder.
+    pub fn finish(self) -> Found {
+        Found {
+            problems: self.problems,
+            notes: self.notes,
+            consumed: self.consumed,
+            ns_spans: self.ns_spans,
+        }
+    }
+
+    /// Takes over what another builder found (run on other roots): its problems, notes, the
+    /// files it read. A problem found by both (a base they share) is kept once, in order.
+    pub fn absorb(&mut self, other: Found) {
+        for p in other.problems {
+            let seen = self
+                .problems
+                .iter()
+                .any(|q| q.span == p.span && q.kind == p.kind && q.message == p.message);
+            if !seen {
+                self.problems.push(p);
+            }
+        }
+        self.notes.extend(other.notes);
+        self.consumed.extend(other.consumed);
+        self.ns_spans.extend(other.ns_spans);
+    }
+
+    /// The files the last build read or looked for, each once, sorted.
+    pub fn inputs(&self) -> Arc<[PathBuf]> {
+        let mut inputs = self.inputs.clone();
+        inputs.sort();
+        inputs.dedup();
+        inputs.into()
+    }
+
+    fn read_file(&mut self, id: FileId) {
+        self.consumed.insert(id);
+        self.inputs.push(self.files.path(id).to_path_buf());
+    }
+
+    /// Builds the kustomization in `dir` completely: what `kustomize build dir` prints.
+    pub fn build(&mut self, dir: &Path) -> Vec<Object> {
+        self.opaque = false;
+        self.inputs.clear();
+        let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
+            return Vec::new();
+        };
+        settle(res)
+    }
+
+    /// [`Kustomizer::build`] for a root: a directory no kustomization includes, built once.
+    /// Nothing will ask this builder for its resources again, so they are neither cached nor
+    /// copied out of the cache.
+    pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
+        self.opaque = false;
+        self.inputs.clear();
+        self.compute(dir).map(settle).unwrap_or_default()
+    }
+
+    /// What an Application's `source.kustomize` makes of the kustomization in `dir`: Argo CD
+    /// applies those fields as one more layer on top (namePrefix, images, replicas, patches and
+    /// the rest), so findings on them point at the Application.
+    pub fn build_with(&mut self, dir: &Path, overrides: &Node) -> Vec<Object> {
+        self.opaque = false;
+        self.inputs.clear();
+        let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
+            return Vec::new();
+        };
+        let mut layer = overrides.clone();
+        // Argo CD writes images as `name=newName:tag` strings; kustomize wants mappings.
+        if let Some(images) = layer.get_mut("images").and_then(Node::items_mut) {
+            for item in images.iter_mut() {
+                if let Some(text) = item.as_str().map(str::to_string) {
+                    *item = image_override(&text, item.span);
+                }
+            }
+        }
+        layer.remove("resources");
+        layer.remove("bases");
+        layer.remove("version");
+        self.stack.push(dir.to_path_buf());
+        self.builds.push(dir.to_path_buf());
+        self.apply(dir, &layer, &mut res);
+        fix_references(&mut res);
+        self.builds.pop();
+        self.stack.pop();
+        settle(res)
+    }
+
+    /// The resources of `dir` with its own generators and transformers applied, but before
+    /// hashes and references: what a parent kustomization sees.
+    fn accumulate(&mut self, dir: &Path) -> Option<Rc<Vec<Res>>> {
+        if let Some((done, opaque, inputs)) = self.cache.get(dir) {
+            self.opaque |= *opaque;
+            self.inputs.extend(inputs.iter().cloned());
+            return Some(done.clone());
+        }
+        let outer = std::mem::take(&mut self.cut);
+        let outer_opaque = std::mem::take(&mut self.opaque);
+        let outer_inputs = std::mem::take(&mut self.inputs);
+        let res = self.compute(dir).map(Rc::new);
+        let cut = self.cut;
+        self.cut |= outer;
+        let opaque = self.opaque;
+        self.opaque |= outer_opaque;
+        let inputs: Rc<[PathBuf]> = std::mem::replace(&mut self.inputs, outer_inputs).into();
+        self.inputs.extend(inputs.iter().cloned());
+        let res = res?;
+        if !cut {
+            self.cache
+                .insert(dir.to_path_buf(), (res.clone(), opaque, inputs));
+        }
+        Some(res)
+    }
+
+    /// [`Kustomizer::accumulate`] without the cache.
+    fn compute(&mut self, dir: &Path) -> Option<Vec<Res>> {
+        let kfile = self.files.kustomization(dir)?;
+        self.read_file(kfile);
+        let k = self.files.whole(kfile).objects.first()?.root.clone();
+        self.stack.push(dir.to_path_buf());
+        self.builds.push(dir.to_path_buf());
+        let mut res = Vec::new();
+        self.apply(dir, &k, &mut res);
+        // References are settled at each level, while only this level's objects are in view:
+        // two overlays of one base each keep their own.
+        fix_references(&mut res);
+        self.builds.pop();
+        self.stack.pop();
+        Some(res)
+    }
+
+    /// Applies one kustomization (or component) to `res`.
+    fn apply(&mut self, dir: &Path, k: &Node, res: &mut Vec<Res>) {
+        for (field, why, opaque) in NOT_RENDERED {
+            if let Some(e) = k.entry(field) {
+                if !e.value.is_null() {
+                    self.notes.push(Note {
+                        span: e.key.span,
+                        message: format!("`{field}` not rendered: {why}"),
+                    });
+                    self.opaque |= opaque;
+                }
+            }
+        }
+        for field in ["resources", "bases"] {
+            for item in k.get(field).map(Node::items).unwrap_or(&[]) {
+                self.load(dir, item, res);
+            }
+        }
+        for item in k.get("components").map(Node::items).unwrap_or(&[]) {
+            self.component(dir, item, res);
+        }
+        self.generate(dir, k, res);
+        self.transform(dir, k, res);
+    }
+}

@@ -1,0 +1,184 @@
+//! The end of a build: hash suffixes, and references by name that follow renamed objects.
+
+use super::generators::add_hashes;
+use super::transformers::pod_spec_path;
+use super::Res;
+use crate::model::Object;
+use crate::yaml::Node;
+use foldhash::{HashMap, HashSet};
+
+/// The end of a build: hash suffixes, then the references to renamed objects.
+pub(super) fn settle(mut res: Vec<Res>) -> Vec<Object> {
+    add_hashes(&mut res);
+    fix_references(&mut res);
+    res.into_iter().map(|r| r.obj).collect()
+}
+
+/// Where one kind of object is referred to by name.
+struct RefSpec {
+    target: &'static str,
+    path: &'static [&'static str],
+}
+
+/// References inside a pod spec.
+#[rustfmt::skip]
+const POD_REFS: &[RefSpec] = &[
+    RefSpec { target: "ConfigMap", path: &["volumes", "*", "configMap", "name"] },
+    RefSpec { target: "ConfigMap", path: &["volumes", "*", "projected", "sources", "*", "configMap", "name"] },
+    RefSpec { target: "Secret", path: &["volumes", "*", "secret", "secretName"] },
+    RefSpec { target: "Secret", path: &["volumes", "*", "projected", "sources", "*", "secret", "name"] },
+    RefSpec { target: "Secret", path: &["imagePullSecrets", "*", "name"] },
+    RefSpec { target: "ServiceAccount", path: &["serviceAccountName"] },
+    RefSpec { target: "PersistentVolumeClaim", path: &["volumes", "*", "persistentVolumeClaim", "claimName"] },
+];
+
+/// References inside each container and init container.
+#[rustfmt::skip]
+const CONTAINER_REFS: &[RefSpec] = &[
+    RefSpec { target: "ConfigMap", path: &["env", "*", "valueFrom", "configMapKeyRef", "name"] },
+    RefSpec { target: "ConfigMap", path: &["envFrom", "*", "configMapRef", "name"] },
+    RefSpec { target: "Secret", path: &["env", "*", "valueFrom", "secretKeyRef", "name"] },
+    RefSpec { target: "Secret", path: &["envFrom", "*", "secretRef", "name"] },
+];
+
+#[rustfmt::skip]
+const OBJECT_REFS: &[(&str, RefSpec)] = &[
+    ("StatefulSet", RefSpec { target: "Service", path: &["spec", "serviceName"] }),
+    ("Ingress", RefSpec { target: "Service", path: &["spec", "rules", "*", "http", "paths", "*", "backend", "service", "name"] }),
+    ("Ingress", RefSpec { target: "Service", path: &["spec", "defaultBackend", "service", "name"] }),
+    ("Ingress", RefSpec { target: "Secret", path: &["spec", "tls", "*", "secretName"] }),
+    ("ServiceAccount", RefSpec { target: "Secret", path: &["secrets", "*", "name"] }),
+    ("ServiceAccount", RefSpec { target: "Secret", path: &["imagePullSecrets", "*", "name"] }),
+    ("RoleBinding", RefSpec { target: "ServiceAccount", path: &["subjects", "*", "name"] }),
+    ("ClusterRoleBinding", RefSpec { target: "ServiceAccount", path: &["subjects", "*", "name"] }),
+];
+
+/// After prefixes, suffixes and hashes, references by name follow the objects they name.
+pub(super) fn fix_references(res: &mut [Res]) {
+    let mut renamed: HashMap<(String, String), String> = HashMap::default();
+    for r in res.iter() {
+        if let Some(now) = &r.obj.name {
+            for old in &r.old_names {
+                renamed
+                    .entry((r.obj.kind.clone(), old.clone()))
+                    .or_insert_with(|| now.clone());
+            }
+        }
+    }
+    if renamed.is_empty() {
+        return;
+    }
+    let current: HashSet<(String, String)> = res
+        .iter()
+        .filter_map(|r| Some((r.obj.kind.clone(), r.obj.name.clone()?)))
+        .collect();
+    let lookup = |kind: &str, name: &str| {
+        let key = (kind.to_string(), name.to_string());
+        if current.contains(&key) {
+            return None;
+        }
+        renamed.get(&key).cloned()
+    };
+    for r in res.iter_mut() {
+        // Every reference is looked up before any is written: an object that names nothing
+        // renamed stays shared with the base it was rendered from.
+        let mut found = Vec::new();
+        let root = &r.obj.root;
+        let kind = r.obj.kind.as_str();
+        if let Some((mut at, pod)) = pod_spec_path(kind).and_then(|path| root.locate(path)) {
+            for spec in POD_REFS {
+                find_refs(
+                    pod,
+                    spec.path,
+                    &|name| lookup(spec.target, name),
+                    &mut at,
+                    &mut found,
+                );
+            }
+            for list in ["containers", "initContainers"] {
+                let Some(l) = pod.entry_index(list) else {
+                    continue;
+                };
+                for (i, c) in pod.entries()[l].value.items().iter().enumerate() {
+                    at.extend([l, i]);
+                    for spec in CONTAINER_REFS {
+                        let lookup = |name: &str| lookup(spec.target, name);
+                        find_refs(c, spec.path, &lookup, &mut at, &mut found);
+                    }
+                    at.truncate(at.len() - 2);
+                }
+            }
+        }
+        for (k, spec) in OBJECT_REFS {
+            if *k != kind {
+                continue;
+            }
+            if matches!(kind, "RoleBinding" | "ClusterRoleBinding") {
+                let Some(at) = root.entry_index("subjects") else {
+                    continue;
+                };
+                for (i, s) in root.entries()[at].value.items().iter().enumerate() {
+                    if s.str_at("kind") == Some("ServiceAccount") {
+                        let lookup = |name: &str| lookup("ServiceAccount", name);
+                        find_refs(s, &["name"], &lookup, &mut vec![at, i], &mut found);
+                    }
+                }
+            } else {
+                find_refs(
+                    root,
+                    spec.path,
+                    &|name| lookup(spec.target, name),
+                    &mut Vec::new(),
+                    &mut found,
+                );
+            }
+        }
+        // References that carry their target's kind.
+        let typed: &[(&[&str], &str, &str)] = &[
+            (&["spec", "scaleTargetRef"], "name", "Deployment"),
+            (&["roleRef"], "name", ""),
+        ];
+        for (at, field, default_kind) in typed {
+            if kind == "HorizontalPodAutoscaler" || kind.ends_with("Binding") {
+                if let Some((mut at, node)) = root.locate(at) {
+                    let target = node.str_at("kind").unwrap_or(default_kind);
+                    let lookup = |name: &str| lookup(target, name);
+                    find_refs(node, &[field], &lookup, &mut at, &mut found);
+                }
+            }
+        }
+        r.obj.root.write_at(found, |node, new| {
+            let span = node.span;
+            *node = Node::string(new, span);
+        });
+    }
+}
+
+/// The string scalars at `path` below `node` (`*` for every item of a list) that `new_name`
+/// renames, each by its path of child positions (`at` leads to `node`), with its new name.
+fn find_refs(
+    node: &Node,
+    path: &[&str],
+    new_name: &dyn Fn(&str) -> Option<String>,
+    at: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, String)>,
+) {
+    let Some((first, rest)) = path.split_first() else {
+        if let Some(new) = node.as_str().and_then(new_name) {
+            out.push((at.clone(), new));
+        }
+        return;
+    };
+    let mut visit = |i: usize, child: &Node| {
+        at.push(i);
+        find_refs(child, rest, new_name, at, out);
+        at.pop();
+    };
+    if *first == "*" {
+        for (i, item) in node.items().iter().enumerate() {
+            visit(i, item);
+        }
+    } else if let Some(i) = node.entry_index(first) {
+        visit(i, &node.entries()[i].value);
+    }
+}
