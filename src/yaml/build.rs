@@ -382,6 +382,18 @@ impl Builder<'_> {
         Span::new(self.file, start, end)
     }
 
+    /// Whether a node ending at `end` runs to the end of a file whose last line, which holds
+    /// more than spaces, has no line break.
+    fn ends_unterminated(&self, end: usize) -> bool {
+        let text = self.text;
+        !text.ends_with(['\n', '\r'])
+            && text.get(end..).is_some_and(|rest| rest.trim().is_empty())
+            && text
+                .rsplit(['\n', '\r'])
+                .next()
+                .is_some_and(|last| !last.trim().is_empty())
+    }
+
     /// Counts an event against the file's budget before it is acted on.
     fn charge(&mut self, event: &Event<'_>, start: usize, end: usize) -> Result<(), ParseProblem> {
         let cost = match event {
@@ -480,10 +492,19 @@ impl Builder<'_> {
                     ScalarStyle::Literal => Style::Literal,
                     ScalarStyle::Folded => Style::Folded,
                 };
-                let text: compact_str::CompactString = match text {
+                let mut text: compact_str::CompactString = match text {
                     std::borrow::Cow::Borrowed(t) => t.into(),
                     std::borrow::Cow::Owned(t) => t.into(),
                 };
+                if matches!(style, Style::Literal | Style::Folded)
+                    && text.ends_with('\n')
+                    && self.ends_unterminated(end)
+                {
+                    // A block scalar keeps the line break its last line ends with; a last
+                    // line the file ends without has none to keep (YAML 1.2, 8.1.1.2), as
+                    // Go's YAML reads it.
+                    text.pop();
+                }
                 let node = Node {
                     span: self.span(start, end),
                     style,
