@@ -7,11 +7,33 @@ use crate::model::Object;
 use crate::yaml::Node;
 use foldhash::{HashMap, HashSet};
 
-/// The end of a build: hash suffixes, then the references to renamed objects.
+/// The end of a build: hash suffixes, then the references to renamed objects; then what
+/// kustomize's writer drops from every object it prints.
 pub(super) fn settle(mut res: Vec<Res>) -> Vec<Object> {
     add_hashes(&mut res);
     fix_references(&mut res);
-    res.into_iter().map(|r| r.obj).collect()
+    res.into_iter()
+        .map(|mut r| {
+            drop_empty_annotations(&mut r.obj);
+            r.obj
+        })
+        .collect()
+}
+
+/// `metadata.annotations` that is empty or null is not written: kustomize's output writer
+/// clears it (`kyaml/kio/byteio_writer.go` calls `yaml.ClearEmptyAnnotations`,
+/// `kyaml/yaml/kfns.go`, kustomize v5.5.0). Labels are written as they are. Only the printed
+/// build does this: inside a build an empty map is still there for a patch to add to.
+fn drop_empty_annotations(obj: &mut Object) {
+    let Some(meta) = obj.root.get_mut("metadata") else {
+        return;
+    };
+    let empty = meta
+        .get("annotations")
+        .is_some_and(|a| a.is_null() || (a.is_map() && a.entries().is_empty()));
+    if empty {
+        meta.remove("annotations");
+    }
 }
 
 /// Where one kind of object is referred to by name.
