@@ -323,6 +323,76 @@ fn renderer_matches_kubectl_kustomize() {
     );
 }
 
+/// kustomize refuses a kustomization that sets nothing ("kustomization.yaml is empty"): an
+/// empty file, comments only, `apiVersion` and `kind` only, fields left null or empty. Each is
+/// a `kustomize-error` at its file, where kubectl fails too; an empty list is something set,
+/// and both build it.
+#[test]
+#[cfg_attr(
+    not(has_kubectl),
+    ignore = "kubectl is neither on PATH nor at /usr/bin/kubectl"
+)]
+fn kustomizations_that_set_nothing_are_refused_as_kubectl_refuses_them() {
+    let kubectl = find_kubectl();
+    common::require_program("kubectl", kubectl.is_some(), "install kubectl");
+    let kubectl = kubectl.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    let cases = [
+        ("empty-file", "", true),
+        ("comments-only", "# nothing here yet\n---\n", true),
+        (
+            "type-only",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n",
+            true,
+        ),
+        ("null-and-empty", "resources:\nnamePrefix: \"\"\n", true),
+        ("empty-list", "resources: []\n", false),
+    ];
+    for (name, text, refused) in cases {
+        let dir = work.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("kustomization.yaml"), text).unwrap();
+        std::fs::write(
+            work.path().join(format!("{name}-app.yaml")),
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  project: default\n  source: {{repoURL: https://example.com/r.git, path: {name}}}\n  destination: {{server: https://kubernetes.default.svc, namespace: x}}\n"
+            ),
+        )
+        .unwrap();
+        let kubectl_refuses = kubectl_kustomize(&kubectl, &dir).is_err();
+        assert_eq!(kubectl_refuses, refused, "{name}: kubectl");
+    }
+    let run = run_in(
+        work.path(),
+        &[
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--repo-url",
+            "https://example.com/r.git",
+            ".",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let refused: BTreeSet<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "kustomize-error")
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<String> = cases
+        .iter()
+        .filter(|c| c.2)
+        .map(|c| format!("{}/kustomization.yaml", c.0))
+        .collect();
+    assert_eq!(refused, expected);
+}
+
 /// The README lists each case once, so a reader can find what a case is for.
 #[test]
 fn readme_lists_every_case() {

@@ -139,6 +139,32 @@ fn is_remote(s: &str) -> bool {
             .any(|h| s.starts_with(h))
 }
 
+const EMPTY: &str = "this kustomization sets nothing: kustomize refuses to build it (\"kustomization.yaml is empty\")";
+const EMPTY_HELP: &str =
+    "list its resources (or components, generators); a folder that holds only manifests needs no kustomization file";
+
+/// Whether the text holds nothing but blank lines, comments and document markers.
+fn only_comments(text: &str) -> bool {
+    text.lines().all(|l| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    })
+}
+
+/// kustomize compares the kustomization it read with an empty one, its `apiVersion` and
+/// `kind` aside (`api/types/kustomization.go`, `CheckEmpty`, called from
+/// `api/internal/target/kusttarget.go`, kustomize v5.5.0): a field left null, or a string
+/// left empty, reads as unset; an empty list or map does not.
+fn is_empty_kustomization(k: &Node) -> bool {
+    k.is_null()
+        || k.is_map()
+            && k.entries().iter().all(|e| {
+                matches!(e.key.as_str(), Some("apiVersion" | "kind"))
+                    || e.value.is_null()
+                    || e.value.as_str() == Some("")
+            })
+}
+
 fn problem(span: Span, message: impl Into<String>, help: &str) -> Problem {
     Problem {
         kind: ProblemKind::Kustomize,
@@ -284,7 +310,33 @@ impl<'f> Kustomizer<'f> {
     fn compute(&mut self, dir: &Path) -> Option<Vec<Res>> {
         let kfile = self.files.kustomization(dir)?;
         self.read_file(kfile);
-        let k = self.files.whole(kfile).objects.first()?.root.clone();
+        let whole = self.files.whole(kfile);
+        let Some(k) = whole.objects.first().map(|o| o.root.clone()) else {
+            // Nothing but comments and separators: kustomize refuses it. A file that does not
+            // parse is reported as invalid YAML already.
+            // A file a narrowed run did not read (or could not) has no text here either;
+            // only one whose text was read is known to be empty.
+            let source = self.files.sources.get(kfile);
+            let text = &source.text;
+            let read =
+                !text.is_empty() || std::fs::metadata(&source.path).is_ok_and(|m| m.len() == 0);
+            if read && whole.loose.iter().all(|d| d.root.is_null()) && only_comments(text) {
+                let span = Span::new(kfile, 0, text.len().min(u32::MAX as usize));
+                self.problems.push(problem(span, EMPTY, EMPTY_HELP));
+            }
+            return None;
+        };
+        drop(whole);
+        if is_empty_kustomization(&k) {
+            let span = if k.is_null() {
+                let text = &self.files.sources.get(kfile).text;
+                Span::new(kfile, 0, text.len().min(u32::MAX as usize))
+            } else {
+                k.span
+            };
+            self.problems.push(problem(span, EMPTY, EMPTY_HELP));
+            return None;
+        }
         self.stack.push(dir.to_path_buf());
         self.builds.push(dir.to_path_buf());
         let mut res = Vec::new();
