@@ -311,32 +311,31 @@ impl<'f> Kustomizer<'f> {
         let kfile = self.files.kustomization(dir)?;
         self.read_file(kfile);
         let whole = self.files.whole(kfile);
-        let Some(k) = whole.objects.first().map(|o| o.root.clone()) else {
-            // Nothing but comments and separators: kustomize refuses it. A file that does not
-            // parse is reported as invalid YAML already.
-            // A file a narrowed run did not read (or could not) has no text here either;
-            // only one whose text was read is known to be empty.
-            let source = self.files.sources.get(kfile);
-            let text = &source.text;
-            let read =
-                !text.is_empty() || std::fs::metadata(&source.path).is_ok_and(|m| m.len() == 0);
-            if read && whole.loose.iter().all(|d| d.root.is_null()) && only_comments(text) {
-                let span = Span::new(kfile, 0, text.len().min(u32::MAX as usize));
-                self.problems.push(problem(span, EMPTY, EMPTY_HELP));
+        let root = whole.objects.first().map(|o| o.root.clone());
+        let source = self.files.sources.get(kfile);
+        // kustomize refuses a kustomization that sets nothing. Without an object, that is a
+        // file of comments and separators only; one that does not parse is reported as invalid
+        // YAML already, and one a narrowed run did not read (or could not) has no text here
+        // either: only a file whose text was read is known to be empty.
+        let empty = match &root {
+            Some(k) => is_empty_kustomization(k),
+            None => {
+                (!source.text.is_empty()
+                    || std::fs::metadata(&source.path).is_ok_and(|m| m.len() == 0))
+                    && whole.loose.iter().all(|d| d.root.is_null())
+                    && only_comments(&source.text)
             }
-            return None;
         };
         drop(whole);
-        if is_empty_kustomization(&k) {
-            let span = if k.is_null() {
-                let text = &self.files.sources.get(kfile).text;
-                Span::new(kfile, 0, text.len().min(u32::MAX as usize))
-            } else {
-                k.span
+        if empty {
+            // The kustomization's mapping, or the whole file where there is none.
+            let span = match &root {
+                Some(k) if !k.is_null() => k.span,
+                _ => Span::new(kfile, 0, source.text.len().min(u32::MAX as usize)),
             };
             self.problems.push(problem(span, EMPTY, EMPTY_HELP));
-            return None;
         }
+        let k = root.filter(|_| !empty)?;
         self.stack.push(dir.to_path_buf());
         self.builds.push(dir.to_path_buf());
         let mut res = Vec::new();
