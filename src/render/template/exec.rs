@@ -1,14 +1,40 @@
-//! Executor: mirrors text/template/exec.go.
+//! Executor: mirrors text/template/exec.go, with Helm's `include` and `tpl` (helm v3.17
+//! `pkg/engine/engine.go`), which need the template set.
 
-use super::format::{strval, write_v, Out};
-use super::funcs::{call_func, IMPLEMENTED, UNSUPPORTED};
-use super::parser::{Cmd, Control, Node, Operand, Pipe, Span, Term};
+use super::format::{go_quote, strval, write_v, Out};
+use super::funcs::{
+    arity, call_func, call_helm, is_helm_func, nth, str_arg, HELM_UNSUPPORTED, IMPLEMENTED,
+    UNSUPPORTED,
+};
+use super::parser::{Cmd, Control, Node, Operand, Parser, Pipe, Span, TemplateCall, Term};
+use super::set::{associate, named_parse_error, Defs, Dialect, Host, Tmpl, HOST_KEY, ROOT_NAME};
 use super::value::{child, go_type, truth, weigh, Budget, Key, Val};
 use super::{
-    too_deep, too_large, ErrorKind, TemplateError, MAX_OUTPUT, MAX_RANGE_ITERATIONS, NODE_WEIGHT,
+    too_deep, too_large, ErrorKind, TemplateError, MAX_OUTPUT, MAX_RANGE_ITERATIONS,
+    MAX_VALUE_BYTES, NODE_WEIGHT,
 };
 use serde_json::{Map, Value};
 use std::rc::Rc;
+
+/// Templates executing inside one another at once (`template`, `include`, `tpl`). Go allows
+/// 100000 and Helm 1000 nested `include`s of one name; each level costs native stack here.
+const MAX_CALL_DEPTH: usize = 100;
+/// Nesting of lists and pipelines across all the templates executing at once: what bounds
+/// the stack, since each template may nest controls and parentheses as deep as parsing lets.
+const MAX_EXEC_DEPTH: usize = 1000;
+/// Longest template text quoted in a `tpl` error; Go quotes it whole.
+const MAX_QUOTED: usize = 4096;
+
+/// Go's `missingkey` option: what `.x` gives on a map without the key `x`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum MissingKey {
+    /// The default: an invalid value, printed `<no value>`; a field of it is invalid too.
+    Invalid,
+    /// `missingkey=zero`: the map's zero element, a nil interface, whose fields are errors.
+    Zero,
+    /// `missingkey=error`.
+    Error,
+}
 
 /// An execution error, located at the innermost node that raised it.
 struct Fail {
@@ -16,6 +42,8 @@ struct Fail {
     span: Option<Span>,
     /// Set where the kind is known; otherwise read from the message in [`locate`].
     kind: Option<ErrorKind>,
+    /// Already located in the template that raised it: `msg` is the whole message.
+    done: bool,
 }
 
 impl From<String> for Fail {
@@ -24,6 +52,7 @@ impl From<String> for Fail {
             msg,
             span: None,
             kind: None,
+            done: false,
         }
     }
 }
@@ -34,6 +63,26 @@ impl Fail {
             msg,
             span: Some(span),
             kind: Some(ErrorKind::Unsupported),
+            done: false,
+        }
+    }
+
+    fn limit(msg: String, span: Span) -> Fail {
+        Fail {
+            msg,
+            span: Some(span),
+            kind: Some(ErrorKind::Limit),
+            done: false,
+        }
+    }
+
+    /// A function's failure that wraps an error located elsewhere, keeping its kind.
+    fn wrapping(msg: String, inner: &TemplateError, span: Span) -> Fail {
+        Fail {
+            msg,
+            span: Some(span),
+            kind: Some(inner.kind),
+            done: false,
         }
     }
 
@@ -75,6 +124,7 @@ impl<T> At<T> for Result<T, String> {
             msg,
             span: Some(span),
             kind: None,
+            done: false,
         })
     }
 }
@@ -109,63 +159,195 @@ fn snippet(src: &str, span: Span) -> String {
     }
 }
 
-fn locate(src: &str, fail: Fail) -> TemplateError {
+/// Go's `ErrorContext` and `errorf`: `template: FILE:LINE:COL: executing "NAME" at <...>:`.
+/// The single-string entry point has no names and keeps its shorter form.
+fn locate(tmpl: &Tmpl, fail: Fail) -> TemplateError {
     let kind = fail.kind.unwrap_or(if is_limit(&fail.msg) {
         ErrorKind::Limit
     } else {
         ErrorKind::Invalid
     });
+    if fail.done {
+        return TemplateError::of_kind(fail.msg, kind);
+    }
     let Some((start, end)) = fail.span else {
-        return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
+        if tmpl.name.is_empty() {
+            return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
+        }
+        return TemplateError::of_kind(format!("template: {}: {}", tmpl.name, fail.msg), kind);
     };
+    let src = &*tmpl.src;
     let head = src.get(..start).unwrap_or(src);
     let line = 1 + head.matches('\n').count();
     let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
     let context = snippet(src, (start, end));
-    TemplateError::of_kind(
+    let message = if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
         format!(
             "template: :{line}:{col}: executing at <{context}>: {}",
             fail.msg
-        ),
-        kind,
-    )
+        )
+    } else {
+        format!(
+            "template: {}:{line}:{col}: executing {} at <{context}>: {}",
+            tmpl.parse_name,
+            go_quote(&tmpl.name),
+            fail.msg
+        )
+    };
+    TemplateError::of_kind(message, kind)
 }
 
-pub(super) struct Exec<'a, 's, 'b> {
-    src: &'s str,
-    missingkey_error: bool,
+/// Text for an error message, cut short past [`MAX_QUOTED`] bytes.
+fn quoted(text: &str) -> String {
+    if text.len() <= MAX_QUOTED {
+        return go_quote(text);
+    }
+    let mut cut = MAX_QUOTED;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}...", go_quote(text.get(..cut).unwrap_or("")))
+}
+
+pub(super) struct Exec<'a, 'b> {
+    /// The template executing now.
+    cur: Rc<Tmpl>,
+    /// The templates `template` and `include` can name; `tpl` adds to a copy.
+    defs: Rc<Defs>,
+    dialect: Dialect,
+    missing: MissingKey,
+    host: Option<&'b dyn Host>,
     vars: Vec<(String, Val<'a>)>,
     out: String,
+    /// Bytes of the outputs set aside while an `include` or `tpl` renders into a fresh one.
+    held: usize,
     budget: &'b mut Budget,
+    calls: usize,
+    depth: usize,
 }
 
-impl<'a, 's, 'b> Exec<'a, 's, 'b> {
-    pub(super) fn new(src: &'s str, missingkey_error: bool, budget: &'b mut Budget) -> Self {
+impl<'a, 'b> Exec<'a, 'b> {
+    pub(super) fn new(
+        cur: Rc<Tmpl>,
+        defs: Rc<Defs>,
+        dialect: Dialect,
+        missing: MissingKey,
+        host: Option<&'b dyn Host>,
+        budget: &'b mut Budget,
+    ) -> Self {
         Exec {
-            src,
-            missingkey_error,
+            cur,
+            defs,
+            dialect,
+            missing,
+            host,
             vars: Vec::new(),
             out: String::new(),
+            held: 0,
             budget,
+            calls: 0,
+            depth: 0,
         }
     }
 
-    pub(super) fn run(mut self, data: &'a Value, nodes: &[Node]) -> Result<String, TemplateError> {
+    /// A template that is not part of a set, with no name: the single-string entry point.
+    pub(super) fn single(
+        src: &str,
+        nodes: Vec<Node>,
+        missingkey_error: bool,
+        budget: &'b mut Budget,
+    ) -> Self {
+        let tmpl = Tmpl {
+            name: String::new(),
+            parse_name: Rc::from(""),
+            src: Rc::from(src),
+            nodes,
+        };
+        let missing = if missingkey_error {
+            MissingKey::Error
+        } else {
+            MissingKey::Invalid
+        };
+        let defs = Rc::new(Defs::new());
+        Exec::new(Rc::new(tmpl), defs, Dialect::ArgoCd, missing, None, budget)
+    }
+
+    pub(super) fn run(mut self, data: &'a Value) -> Result<String, TemplateError> {
         let dot = if data.is_null() {
             Val::Missing
         } else {
             Val::Ref(data)
         };
         self.vars.push(("$".to_string(), dot.clone()));
-        match self.walk(&dot, nodes) {
+        let tmpl = Rc::clone(&self.cur);
+        match self.walk(&dot, &tmpl.nodes) {
             Ok(_) => Ok(self.out),
-            Err(fail) => Err(locate(self.src, fail)),
+            Err(fail) => Err(locate(&self.cur, fail)),
         }
+    }
+
+    /// Executes `tmpl` with `dot`, as Go's `walkTemplate` does: no variables but `$`.
+    /// Output goes to `self.out`; an error comes back located in `tmpl`.
+    fn exec_tmpl(&mut self, tmpl: Rc<Tmpl>, dot: Val<'a>) -> Res<()> {
+        self.calls += 1;
+        let vars = std::mem::replace(&mut self.vars, vec![("$".to_string(), dot.clone())]);
+        let caller = std::mem::replace(&mut self.cur, tmpl);
+        let callee = Rc::clone(&self.cur);
+        let walked = self.walk(&dot, &callee.nodes);
+        let result = walked.map(drop).map_err(|fail| {
+            let e = locate(&self.cur, fail);
+            Fail {
+                msg: e.message,
+                span: None,
+                kind: Some(e.kind),
+                done: true,
+            }
+        });
+        self.cur = caller;
+        self.vars = vars;
+        self.calls -= 1;
+        result
+    }
+
+    /// Renders `tmpl` into a string of its own, for `include` and `tpl`.
+    fn exec_to_string(&mut self, tmpl: Rc<Tmpl>, dot: Val<'a>) -> Result<String, TemplateError> {
+        let held = std::mem::take(&mut self.out);
+        self.held = self.held.saturating_add(held.len());
+        let result = self.exec_tmpl(tmpl, dot);
+        self.held = self.held.saturating_sub(held.len());
+        let out = std::mem::replace(&mut self.out, held);
+        match result {
+            Ok(()) => Ok(out),
+            Err(fail) => Err(locate(&self.cur, fail)),
+        }
+    }
+
+    fn enter(&mut self) -> Res<()> {
+        self.depth += 1;
+        if self.depth > MAX_EXEC_DEPTH {
+            self.depth -= 1;
+            return Err(Fail {
+                kind: Some(ErrorKind::Limit),
+                ..Fail::from(format!(
+                    "templates nest deeper than {MAX_EXEC_DEPTH} levels"
+                ))
+            });
+        }
+        Ok(())
     }
 
     fn write(&mut self, text: &str) -> Result<(), String> {
         if self.out.len().saturating_add(text.len()) > MAX_OUTPUT {
             return Err(format!("output exceeds the {MAX_OUTPUT}-byte limit"));
+        }
+        // What `include` and `tpl` set aside counts too: nested renders each hold a buffer.
+        if self
+            .held
+            .saturating_add(self.out.len())
+            .saturating_add(text.len())
+            > MAX_VALUE_BYTES
+        {
+            return Err(too_large());
         }
         // Output is paid for too: printing one large value in many places copies it each time.
         let copied = text.len() / crate::render::budget::BYTES_PER_STEP;
@@ -176,6 +358,13 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
     }
 
     fn walk(&mut self, dot: &Val<'a>, nodes: &[Node]) -> Res<Flow> {
+        self.enter()?;
+        let flow = self.walk_list(dot, nodes);
+        self.depth -= 1;
+        flow
+    }
+
+    fn walk_list(&mut self, dot: &Val<'a>, nodes: &[Node]) -> Res<Flow> {
         for node in nodes {
             self.budget.charge(1)?;
             let flow = match node {
@@ -195,12 +384,121 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
                 Node::Range(control) => self.range(dot, control)?,
                 Node::Break => Flow::Break,
                 Node::Continue => Flow::Continue,
+                Node::Template(call) => {
+                    self.template(dot, call)?;
+                    Flow::Next
+                }
             };
             if flow != Flow::Next {
                 return Ok(flow);
             }
         }
         Ok(Flow::Next)
+    }
+
+    /// Go's `walkTemplate`: variables the pipeline declares stay in the caller's scope.
+    fn template(&mut self, dot: &Val<'a>, call: &TemplateCall) -> Res<()> {
+        let Some(tmpl) = self.defs.get(&call.name).cloned() else {
+            let msg = format!("template {} not defined", go_quote(&call.name));
+            return Err(Fail::from(msg).at_span(call.span));
+        };
+        if self.calls >= MAX_CALL_DEPTH {
+            let msg = format!("exceeded maximum template depth ({MAX_CALL_DEPTH})");
+            return Err(Fail::limit(msg, call.span));
+        }
+        let value = match &call.pipe {
+            Some(pipe) => self.pipeline(dot, pipe)?,
+            None => Val::Missing,
+        };
+        self.exec_tmpl(tmpl, value)
+    }
+
+    /// Helm's `include`: executes a named template and returns what it wrote.
+    fn include(&mut self, args: &[Val<'a>], span: Span) -> Res<Val<'a>> {
+        let wrap = |msg: String| Fail::from(format!("error calling include: {msg}")).at_span(span);
+        arity(args, 2).map_err(wrap)?;
+        let name = str_arg(args, 0).map_err(wrap)?.to_string();
+        let data = nth(args, 1).map_err(wrap)?.clone();
+        let Some(tmpl) = self.defs.get(&name).cloned() else {
+            return Err(wrap(format!(
+                "template: no template {} associated with template {}",
+                go_quote(&name),
+                go_quote(ROOT_NAME)
+            )));
+        };
+        if self.calls >= MAX_CALL_DEPTH {
+            // Helm's words for a name included inside itself too often (engine.go
+            // `includeFun`); Helm allows 1000 levels of one name, this engine fewer of all.
+            let msg = format!(
+                "error calling include: rendering template has a nested reference name: \
+                 {name}: unable to execute template"
+            );
+            return Err(Fail::limit(msg, span));
+        }
+        match self.exec_to_string(tmpl, data) {
+            Ok(out) => Ok(Val::str(out)),
+            Err(e) => {
+                let msg = format!("error calling include: {}", e.message);
+                Err(Fail::wrapping(msg, &e, span))
+            }
+        }
+    }
+
+    /// Helm's `tpl`: parses the text as a template named "gotpl" in a copy of the set, so
+    /// its `define`s are seen only inside it, executes it with the given dot, and deletes
+    /// `<no value>` from the result (engine.go `tplFun`).
+    fn tpl(&mut self, args: &[Val<'a>], span: Span) -> Res<Val<'a>> {
+        let wrap = |msg: String| Fail::from(format!("error calling tpl: {msg}")).at_span(span);
+        arity(args, 2).map_err(wrap)?;
+        let text = str_arg(args, 0).map_err(wrap)?.to_string();
+        let data = nth(args, 1).map_err(wrap)?.clone();
+        if self.calls >= MAX_CALL_DEPTH {
+            let msg = format!("exceeded maximum template depth ({MAX_CALL_DEPTH})");
+            return Err(Fail::limit(format!("error calling tpl: {msg}"), span));
+        }
+        let cost = self.defs.len().saturating_mul(NODE_WEIGHT);
+        self.budget.charge_bytes(cost).at(span)?;
+        let parsed = Parser::parse_in(&text, self.dialect, true).map_err(|e| {
+            let e = named_parse_error(e, ROOT_NAME);
+            let msg = format!(
+                "error calling tpl: cannot parse template {}: {}",
+                quoted(&text),
+                e.message
+            );
+            Fail::wrapping(msg, &e, span)
+        })?;
+        let mut defs = (*self.defs).clone();
+        let parse_name: Rc<str> = Rc::from(ROOT_NAME);
+        let src: Rc<str> = Rc::from(text.as_str());
+        for (name, nodes) in parsed.defines {
+            let tmpl = Tmpl {
+                name,
+                parse_name: Rc::clone(&parse_name),
+                src: Rc::clone(&src),
+                nodes,
+            };
+            associate(&mut defs, tmpl);
+        }
+        let main = Rc::new(Tmpl {
+            name: ROOT_NAME.to_string(),
+            parse_name,
+            src,
+            nodes: parsed.root,
+        });
+        let outer = std::mem::replace(&mut self.defs, Rc::new(defs));
+        let result = self.exec_to_string(main, data);
+        self.defs = outer;
+        match result {
+            Ok(out) => Ok(Val::str(out.replace("<no value>", ""))),
+            Err(e) => {
+                let msg = format!(
+                    "error calling tpl: error during tpl function execution for {}: {}",
+                    quoted(&text),
+                    e.message
+                );
+                Err(Fail::wrapping(msg, &e, span))
+            }
+        }
     }
 
     fn print(&mut self, value: &Val<'a>) -> Result<(), String> {
@@ -343,6 +641,13 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
     }
 
     fn pipeline(&mut self, dot: &Val<'a>, pipe: &Pipe) -> Res<Val<'a>> {
+        self.enter()?;
+        let value = self.pipeline_inner(dot, pipe);
+        self.depth -= 1;
+        value
+    }
+
+    fn pipeline_inner(&mut self, dot: &Val<'a>, pipe: &Pipe) -> Res<Val<'a>> {
         let mut value: Option<Val<'a>> = None;
         for cmd in &pipe.cmds {
             let result = self.command(dot, cmd, value.take())?;
@@ -368,19 +673,19 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
         let has_args = !rest.is_empty() || fin.is_some();
         match &first.term {
             Term::Func(name) => self.call(dot, name, rest, fin, cmd.span),
-            Term::Field(names) => self.fields(dot.clone(), names, has_args).at(first.span),
+            Term::Field(names) => self.fields(dot, dot.clone(), names, rest, fin, first.span),
             Term::Var(name, names) if !names.is_empty() => {
                 let base = self.var(name).at(first.span)?;
-                self.fields(base, names, has_args).at(first.span)
+                self.fields(dot, base, names, rest, fin, first.span)
             }
             Term::Chain(head, names) => {
                 let base = self.eval_arg(dot, head, first.span)?;
-                self.fields(base, names, has_args).at(first.span)
+                self.fields(dot, base, names, rest, fin, first.span)
             }
             Term::Nil => Err("nil is not a command".to_string()).at(first.span),
             term => {
                 if has_args {
-                    let shown = snippet(self.src, first.span);
+                    let shown = snippet(&self.cur.src, first.span);
                     return Err(format!("can't give argument to non-function {shown}"))
                         .at(first.span);
                 }
@@ -396,38 +701,97 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
             Term::Dot => Ok(dot.clone()),
             Term::Nil => Ok(Val::new(Value::Null)),
             Term::Const(value) => Ok(Val::Own(Rc::clone(value))),
-            Term::Field(names) => self.fields(dot.clone(), names, false).at(span),
+            Term::Field(names) => self.fields(dot, dot.clone(), names, &[], None, span),
             Term::Var(name, names) => {
                 let base = self.var(name).at(span)?;
-                self.fields(base, names, false).at(span)
+                self.fields(dot, base, names, &[], None, span)
             }
             Term::Func(name) => self.call(dot, name, &[], None, span),
             Term::Pipe(pipe) => self.pipeline(dot, pipe),
             Term::Chain(head, names) => {
                 let base = self.eval_arg(dot, head, span)?;
-                self.fields(base, names, false).at(span)
+                self.fields(dot, base, names, &[], None, span)
             }
         }
     }
 
+    /// A chain of field lookups; the last one gets the command's arguments, which only a
+    /// host object's method takes (Go's `evalFieldChain`).
     fn fields(
         &mut self,
+        dot: &Val<'a>,
         mut receiver: Val<'a>,
         names: &[String],
-        has_args: bool,
-    ) -> Result<Val<'a>, String> {
+        rest: &[Operand],
+        mut fin: Option<Val<'a>>,
+        span: Span,
+    ) -> Res<Val<'a>> {
         self.budget
-            .charge(u64::try_from(names.len()).unwrap_or(u64::MAX))?;
+            .charge(u64::try_from(names.len()).unwrap_or(u64::MAX))
+            .at(span)?;
+        let has_args = !rest.is_empty() || fin.is_some();
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
-            receiver = self.field(&receiver, name, last && has_args)?;
+            let next = match self.host_method(&receiver, name) {
+                Some((host, map)) => {
+                    let mut args = Vec::new();
+                    if last {
+                        for param in rest {
+                            args.push(self.eval_arg(dot, &param.term, param.span)?);
+                        }
+                        args.extend(fin.take());
+                    }
+                    self.host_call(host, &map, name, &args).at(span)?
+                }
+                None => self.field(&receiver, name, last && has_args).at(span)?,
+            };
+            receiver = next;
         }
         Ok(receiver)
     }
 
-    fn field(&mut self, receiver: &Val<'a>, name: &str, has_args: bool) -> Result<Val<'a>, String> {
+    /// The host and the receiver when `.name` on `receiver` is a method call (see [`Host`]).
+    fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<(&'b dyn Host, Rc<Value>)> {
+        let host = self.host?;
         match receiver.value() {
-            None if self.missingkey_error => Err(format!("nil data; no entry for key {name:?}")),
+            Some(Value::Object(map)) if map.contains_key(HOST_KEY) && !map.contains_key(name) => {
+                let owned = match receiver {
+                    Val::Own(rc) => Rc::clone(rc),
+                    _ => Rc::new(Value::Object(map.clone())),
+                };
+                Some((host, owned))
+            }
+            _ => None,
+        }
+    }
+
+    fn host_call(
+        &mut self,
+        host: &dyn Host,
+        receiver: &Value,
+        name: &str,
+        args: &[Val<'a>],
+    ) -> Result<Val<'a>, String> {
+        let Value::Object(map) = receiver else {
+            return Err(format!("can't evaluate field {name}"));
+        };
+        let mut total = 0usize;
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(super::value::own(self.budget, arg, &mut total)?);
+        }
+        let result = host
+            .call(map, name, &values)
+            .map_err(|msg| format!("error calling {name}: {msg}"))?;
+        let weight = weigh(&result)?;
+        self.budget.charge_bytes(weight)?;
+        Ok(Val::new(result))
+    }
+
+    fn field(&mut self, receiver: &Val<'a>, name: &str, has_args: bool) -> Result<Val<'a>, String> {
+        let missing_error = self.missing == MissingKey::Error;
+        match receiver.value() {
+            None if missing_error => Err(format!("nil data; no entry for key {name:?}")),
             None => Ok(Val::Missing),
             Some(Value::Null) => Err(format!("nil pointer evaluating interface {{}}.{name}")),
             Some(Value::Object(map)) => {
@@ -436,10 +800,12 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
                 }
                 if map.contains_key(name) {
                     Ok(child(self.budget, receiver, &Key::Field(name))?.unwrap_or(Val::Missing))
-                } else if self.missingkey_error {
-                    Err(format!("map has no entry for key {name:?}"))
                 } else {
-                    Ok(Val::Missing)
+                    match self.missing {
+                        MissingKey::Error => Err(format!("map has no entry for key {name:?}")),
+                        MissingKey::Zero => Ok(Val::new(Value::Null)),
+                        MissingKey::Invalid => Ok(Val::Missing),
+                    }
                 }
             }
             Some(other) => Err(format!(
@@ -482,7 +848,8 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
         if name == "and" || name == "or" {
             return self.and_or(dot, name == "or", params, fin).at(span);
         }
-        if UNSUPPORTED.contains(&name) {
+        let helm = is_helm_func(self.dialect, name);
+        if UNSUPPORTED.contains(&name) && !helm || helm && HELM_UNSUPPORTED.contains(&name) {
             return Err(Fail::unsupported(
                 format!("function {name:?} is not supported offline"),
                 span,
@@ -499,10 +866,26 @@ impl<'a, 's, 'b> Exec<'a, 's, 'b> {
                 self.budget.charge_bytes(s.len()).at(span)?;
             }
         }
-        let result = call_func(name, &args, self.budget).map_err(|msg| {
+        if helm && name == "include" {
+            return self.include(&args, span);
+        }
+        if helm && name == "tpl" {
+            return self.tpl(&args, span);
+        }
+        let own = if helm {
+            call_helm(name, &args, self.budget)
+        } else {
+            None
+        };
+        let called = match own {
+            Some(result) => result,
+            None => call_func(name, &args, self.budget),
+        };
+        let result = called.map_err(|msg| {
             let msg = format!("error calling {name}: {msg}");
-            // Only names Argo CD defines get this far: one not implemented is this engine's gap.
-            if IMPLEMENTED.contains(&name) {
+            // Only names the dialect defines get this far: one not implemented is this
+            // engine's gap.
+            if IMPLEMENTED.contains(&name) || helm {
                 Fail::from(msg).at_span(span)
             } else {
                 Fail::unsupported(msg, span)

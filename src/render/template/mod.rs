@@ -22,12 +22,14 @@ mod json;
 mod lexer;
 mod parser;
 mod printf;
+mod set;
 #[cfg(test)]
 mod testing;
 mod value;
 mod yaml;
 
 pub(crate) use json::go_json_string;
+pub use set::{helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY};
 
 use crate::render::budget::{Budget as Work, Exhausted};
 use exec::Exec;
@@ -188,7 +190,7 @@ fn render_with(
         .charge_bytes(text.len())
         .map_err(|msg| TemplateError::of_kind(format!("template: {msg}"), ErrorKind::Limit))?;
     let nodes = Parser::parse(text)?;
-    Exec::new(text, missingkey_error, budget).run(data, &nodes)
+    Exec::single(text, nodes, missingkey_error, budget).run(data)
 }
 
 /// Whether `text` contains anything a template engine would act on (`{{`).

@@ -1,7 +1,9 @@
 //! Parser: mirrors text/template/parse/parse.go, including its parse-time checks (undefined
-//! functions and variables, misplaced `{{break}}`), so errors match what Argo CD reports.
+//! functions and variables, misplaced `{{break}}`), so errors match what Argo CD and Helm
+//! report.
 
-use super::funcs::is_known_function;
+use super::funcs::known_in;
+use super::set::Dialect;
 use super::lexer::{line_of, Lexer, Tok, Token};
 use super::{ErrorKind, TemplateError, MAX_DEPTH, MAX_VARIABLES};
 use serde_json::Value;
@@ -19,6 +21,29 @@ pub(super) enum Node {
     Range(Box<Control>),
     Break,
     Continue,
+    /// `{{template "name" pipeline}}`, and what a `{{block}}` leaves in place.
+    Template(Box<TemplateCall>),
+}
+
+#[derive(Debug)]
+pub(super) struct TemplateCall {
+    pub(super) name: String,
+    pub(super) pipe: Option<Pipe>,
+    /// The name's string token, where Go places the node.
+    pub(super) span: Span,
+}
+
+/// One parse: the text's own tree and the `define`s (and `block`s) it holds, in the order
+/// text/template's tree set keeps them (see [`Parsed::define`]).
+#[derive(Debug, Default)]
+pub(super) struct Parsed {
+    pub(super) root: Vec<Node>,
+    pub(super) defines: Vec<(String, Vec<Node>)>,
+}
+
+/// Go's `parse.IsEmptyTree`: nothing but blank text (comments never reach the tree here).
+pub(super) fn is_empty_tree(nodes: &[Node]) -> bool {
+    nodes.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
 }
 
 #[derive(Debug)]
@@ -147,10 +172,27 @@ pub(super) struct Parser<'s> {
     range_depth: usize,
     depth: usize,
     eof: Token,
+    dialect: Dialect,
+    /// Whether `define`, `template` and `block` are evaluated; the single-string entry point
+    /// refuses them as unsupported.
+    named: bool,
+    /// Inside a `define` or `block` body, where a further `define` is not at top level.
+    in_define: bool,
+    defines: Vec<(String, Vec<Node>)>,
 }
 
 impl<'s> Parser<'s> {
     pub(super) fn parse(src: &'s str) -> Result<Vec<Node>, TemplateError> {
+        Parser::parse_in(src, Dialect::ArgoCd, false).map(|parsed| parsed.root)
+    }
+
+    /// Parses `src` with the functions of `dialect`; `named` enables `define`, `template`
+    /// and `block`.
+    pub(super) fn parse_in(
+        src: &'s str,
+        dialect: Dialect,
+        named: bool,
+    ) -> Result<Parsed, TemplateError> {
         let toks = Lexer::lex(src)?;
         let mut parser = Parser {
             src,
@@ -164,10 +206,17 @@ impl<'s> Parser<'s> {
                 start: src.len(),
                 end: src.len(),
             },
+            dialect,
+            named,
+            in_define: false,
+            defines: Vec::new(),
         };
         let (nodes, stop) = parser.item_list()?;
         match stop {
-            Stop::Eof => Ok(nodes),
+            Stop::Eof => Ok(Parsed {
+                root: nodes,
+                defines: parser.defines,
+            }),
             Stop::End => Err(parser.error("unexpected {{end}}")),
             Stop::Else => Err(parser.error("unexpected {{else}}")),
         }
@@ -237,6 +286,7 @@ impl<'s> Parser<'s> {
             match tok.tok {
                 Tok::Eof => return Ok((nodes, Stop::Eof)),
                 Tok::Text(text) => nodes.push(Node::Text(text)),
+                Tok::Open if self.at_define() => self.definition()?,
                 Tok::Open => match self.action()? {
                     Item::Node(node) => nodes.push(node),
                     Item::End => return Ok((nodes, Stop::End)),
@@ -257,7 +307,9 @@ impl<'s> Parser<'s> {
                 "else" => return self.else_action(),
                 "end" => return self.expect_close("end").map(|()| Item::End),
                 "break" | "continue" => return self.loop_action(word),
-                "define" | "template" | "block" => {
+                "template" if self.named => return self.template_action().map(Item::Node),
+                "block" if self.named => return self.block_action().map(Item::Node),
+                "define" | "template" | "block" if !self.named => {
                     let msg = format!("{{{{{word}}}}} actions are not supported offline");
                     let mut e = self.error_at(tok.start, msg);
                     e.kind = ErrorKind::Unsupported;
@@ -269,6 +321,98 @@ impl<'s> Parser<'s> {
         self.backup();
         self.pipeline("command")
             .map(|pipe| Item::Node(Node::Action(pipe)))
+    }
+
+    /// Go reads `{{define}}` only at the top level of a text; elsewhere the keyword is an
+    /// unexpected token in a command.
+    fn at_define(&self) -> bool {
+        if !self.named || self.in_define || self.depth > 0 {
+            return false;
+        }
+        let mut i = self.pos;
+        while matches!(self.toks.get(i).map(|t| &t.tok), Some(Tok::Space)) {
+            i += 1;
+        }
+        matches!(self.toks.get(i).map(|t| &t.tok), Some(Tok::Ident(w)) if w == "define")
+    }
+
+    fn template_name(&mut self, context: &str) -> Result<(String, Span), TemplateError> {
+        let tok = self.next_non_space();
+        match tok.tok {
+            Tok::Str(name) => Ok((name, (tok.start, tok.end))),
+            _ => Err(self.unexpected(&tok, context)),
+        }
+    }
+
+    /// `{{define "name"}}body{{end}}`, the `define` keyword not read yet.
+    fn definition(&mut self) -> Result<(), TemplateError> {
+        self.next_non_space();
+        let (name, _) = self.template_name("define clause")?;
+        self.expect_close("define clause")?;
+        let body = self.tree_body("define clause")?;
+        self.add_define(name, body)
+    }
+
+    /// A body parsed as a tree of its own: only `$` in scope, outside any range.
+    fn tree_body(&mut self, context: &str) -> Result<Vec<Node>, TemplateError> {
+        let vars = std::mem::replace(&mut self.vars, vec!["$".to_string()]);
+        let range_depth = std::mem::take(&mut self.range_depth);
+        let in_define = std::mem::replace(&mut self.in_define, true);
+        let listed = self.item_list();
+        self.vars = vars;
+        self.range_depth = range_depth;
+        self.in_define = in_define;
+        let (body, stop) = listed?;
+        match stop {
+            Stop::End => Ok(body),
+            Stop::Eof => Err(self.error("unexpected EOF")),
+            Stop::Else => Err(self.error(format!("unexpected {{{{else}}}} in {context}"))),
+        }
+    }
+
+    /// parse.go `(*Tree).add`: an empty body never replaces a definition, and two non-empty
+    /// ones in one text are an error.
+    fn add_define(&mut self, name: String, body: Vec<Node>) -> Result<(), TemplateError> {
+        match self.defines.iter_mut().find(|(n, _)| *n == name) {
+            None => self.defines.push((name, body)),
+            Some((_, old)) if is_empty_tree(old) => *old = body,
+            Some(_) if is_empty_tree(&body) => {}
+            Some(_) => {
+                let at = self.prev_end().saturating_sub(1);
+                let msg = format!("template: multiple definition of template {name:?}");
+                return Err(self.error_at(at, msg));
+            }
+        }
+        Ok(())
+    }
+
+    /// `{{template "name"}}` or `{{template "name" pipeline}}`; variables the pipeline
+    /// declares stay in scope, as in Go.
+    fn template_action(&mut self) -> Result<Node, TemplateError> {
+        let (name, span) = self.template_name("template clause")?;
+        self.skip_space();
+        let pipe = if self.cur().tok == Tok::Close {
+            self.next();
+            None
+        } else {
+            Some(self.pipeline("template clause")?)
+        };
+        Ok(Node::Template(Box::new(TemplateCall { name, pipe, span })))
+    }
+
+    /// `{{block "name" pipeline}}body{{end}}`: defines `name` and executes it in place.
+    fn block_action(&mut self) -> Result<Node, TemplateError> {
+        let (name, span) = self.template_name("block clause")?;
+        let pipe = self.pipeline("block clause")?;
+        self.enter()?;
+        let body = self.tree_body("block clause");
+        self.depth -= 1;
+        self.add_define(name.clone(), body?)?;
+        Ok(Node::Template(Box::new(TemplateCall {
+            name,
+            pipe: Some(pipe),
+            span,
+        })))
     }
 
     fn expect_close(&mut self, context: &str) -> Result<(), TemplateError> {
@@ -526,7 +670,7 @@ impl<'s> Parser<'s> {
                 return Ok(None);
             }
             Tok::Ident(name) => {
-                if !is_known_function(&name) {
+                if !known_in(self.dialect, &name) {
                     return Err(self.error_at(tok.start, format!("function {name:?} not defined")));
                 }
                 Term::Func(name)

@@ -9,11 +9,13 @@ mod builtins;
 mod collections;
 mod encoding;
 mod flow;
+mod helm;
 mod math;
 mod paths;
 mod strings;
 
 pub(super) use builtins::call_func;
+pub(super) use helm::{call_helm, is_helm_func, known_in, HELM_UNSUPPORTED};
 pub(super) use math::cast_int;
 
 use super::value::{go_type, Val};
