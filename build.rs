@@ -18,6 +18,8 @@ const PROGRAMS: &[(&str, &[&str], &[&str])] = &[
     ("has_jq", &["jq"], &[]),
     // tests/kustomize_diff.rs also finds kubectl at this fixed place.
     ("has_kubectl", &["kubectl"], &["/usr/bin/kubectl"]),
+    // tests/helm_diff.rs: scripts/install-helm.sh puts it in ~/.local/bin, which .ci/run adds to PATH.
+    ("has_helm", &["helm"], &[]),
     ("has_pre_commit", &["pre-commit"], &[]),
     ("has_strace", &["strace"], &[]),
     ("has_curl", &["curl"], &[]),

@@ -91,10 +91,37 @@ pub enum Command {
         #[arg(long)]
         schema: bool,
     },
-    /// Print what the kustomization in DIR builds to, as a JSON array (for checking the
-    /// renderer against kustomize).
+    /// Print what the kustomization or Helm chart in DIR renders to, as a JSON array (for
+    /// checking the renderers against kustomize and `helm template`).
     #[command(hide = true)]
-    Render { dir: PathBuf },
+    Render {
+        dir: PathBuf,
+        #[command(flatten)]
+        chart: ChartArgs,
+    },
+}
+
+/// How `render` renders a Helm chart: the `helm template` flags Argo CD passes.
+#[derive(Debug, clap::Args)]
+pub struct ChartArgs {
+    #[arg(long, default_value = "release-name")]
+    release_name: String,
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    #[arg(long = "values", short = 'f')]
+    values: Vec<PathBuf>,
+    #[arg(long)]
+    set: Vec<String>,
+    #[arg(long)]
+    set_string: Vec<String>,
+    #[arg(long)]
+    api_versions: Vec<String>,
+    #[arg(long)]
+    kube_version: Option<String>,
+    #[arg(long)]
+    include_crds: bool,
+    #[arg(long)]
+    skip_tests: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -511,7 +538,12 @@ pub fn main() -> i32 {
             config,
             schema,
         }) => show_config(&path, &config, schema, &mut out),
-        Some(Command::Render { dir }) => render(dir, &mut out).map_err(Failure::from),
+        Some(Command::Render { dir, chart }) => if dir.join("Chart.yaml").is_file() {
+            render_chart(&dir, &chart, &mut out)
+        } else {
+            render(dir, &mut out)
+        }
+        .map_err(Failure::from),
         None => lint(&cli.lint, &mut out),
     };
     let flushed = out.flush().map_err(|e| Failure::Message(e.to_string()));
@@ -686,6 +718,69 @@ fn show_config(
         report::config::print(&c, args.no_config, &crate::repo::git_remotes(&root), out)
     })
     .map_err(io)?;
+    Ok(EXIT_OK)
+}
+
+/// A chart rendered as `helm template` would, printed as [`render`] prints a kustomization.
+fn render_chart(
+    dir: &std::path::Path,
+    args: &ChartArgs,
+    out: &mut dyn Write,
+) -> Result<i32, String> {
+    use crate::render::helm;
+    let root = crate::repo::find_root(dir);
+    let chart = helm::load(dir, &root).map_err(|e| e.0)?;
+    let mut values = Vec::new();
+    for file in &args.values {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        match helm::values::read_yaml(&text).map_err(|e| format!("{}: {e}", file.display()))? {
+            serde_json::Value::Object(m) => values.push(m),
+            serde_json::Value::Null => {}
+            _ => return Err(format!("{}: not a mapping", file.display())),
+        }
+    }
+    let opts = helm::Options {
+        release_name: args.release_name.clone(),
+        namespace: args.namespace.clone(),
+        values,
+        set: args
+            .set
+            .iter()
+            .map(|s| (s.clone(), false))
+            .chain(args.set_string.iter().map(|s| (s.clone(), true)))
+            .collect(),
+        include_crds: args.include_crds,
+        skip_tests: args.skip_tests,
+        kube_version: args
+            .kube_version
+            .clone()
+            .unwrap_or_else(|| helm::DEFAULT_KUBE_VERSION.to_string()),
+        api_versions: args.api_versions.clone(),
+    };
+    let mut work = crate::render::budget::Budget::new(helm::WORK_STEPS);
+    let manifests = helm::render(&chart, &opts, &mut work).map_err(|e| e.message)?;
+    let mut json = Vec::new();
+    for m in &manifests {
+        let parsed = yaml::parse(0, &m.text, yaml::ParseLimits::default());
+        let broken = parsed
+            .problems
+            .iter()
+            .find(|p| p.kind == yaml::ProblemKind::InvalidYaml);
+        if let Some(p) = broken {
+            return Err(format!("{}: {}", m.source, p.message));
+        }
+        json.extend(
+            parsed
+                .documents
+                .iter()
+                .map(|d| yaml::to_json(&d.root))
+                .filter(|v| !v.is_null()),
+        );
+    }
+    serde_json::to_writer_pretty(&mut *out, &json).map_err(|e| e.to_string())?;
+    writeln!(out)
+        .and_then(|_| out.flush())
+        .map_err(|e| e.to_string())?;
     Ok(EXIT_OK)
 }
 

@@ -73,7 +73,7 @@ impl std::fmt::Display for SkipReason {
             SkipReason::HelmTemplate => {
                 write!(
                     f,
-                    "a Helm chart's template, which gitops-lint does not render"
+                    "a Helm chart's template: not a manifest, rendered with its chart where an Application deploys it"
                 )
             }
             SkipReason::Template => write!(
@@ -240,6 +240,11 @@ impl Charts {
     }
 }
 
+/// Whether `path` is in the `templates/` folder of a chart: Go templates, not manifests.
+pub fn is_chart_template(path: &Path) -> bool {
+    Charts::default().holds_template(path)
+}
+
 fn clean(path: &Path) -> PathBuf {
     let b = crate::paths::bytes(path);
     // Only a path that starts with a dot can start with a `.` component.
@@ -261,7 +266,6 @@ fn clean(path: &Path) -> PathBuf {
 
 pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String> {
     let filter = Filter::new(opts)?;
-    let charts = Charts::default();
     let mut out = Found::default();
     for root in roots {
         let meta = std::fs::metadata(root).map_err(|e| format!("{}: {e}", root.display()))?;
@@ -275,7 +279,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         }
         if meta.is_file() {
             // A file named on the command line is linted whatever its name.
-            out.add(consider(root.clone(), Some(&meta), &charts, opts));
+            out.add(consider(root.clone(), Some(&meta), opts));
             continue;
         }
         let walker = ignore::WalkBuilder::new(root)
@@ -323,7 +327,7 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             if meta.as_ref().is_some_and(|m| !m.is_file()) {
                 return Err((clean(&path), SkipReason::NotAFile));
             }
-            consider(path, meta.as_ref(), &charts, opts)
+            consider(path, meta.as_ref(), opts)
         })
         .partition_map(|c| match c {
             Ok(file) => rayon::iter::Either::Left(file),
@@ -416,18 +420,12 @@ fn error_path(err: &ignore::Error) -> Option<&Path> {
     }
 }
 
-/// A regular file found: read later, or skipped as a chart's template or too large.
-fn consider(
-    path: PathBuf,
-    meta: Option<&std::fs::Metadata>,
-    charts: &Charts,
-    opts: &Options,
-) -> Considered {
+/// A regular file found: read later, or skipped as too large. A chart's templates are read
+/// too: rendered objects point into them.
+fn consider(path: PathBuf, meta: Option<&std::fs::Metadata>, opts: &Options) -> Considered {
     let path = clean(&path);
     let size = meta.map(|m| m.len());
-    if charts.holds_template(&path) {
-        Err((path, SkipReason::HelmTemplate))
-    } else if let Some(size) = size.filter(|s| *s > opts.max_file_size) {
+    if let Some(size) = size.filter(|s| *s > opts.max_file_size) {
         Err((
             path,
             SkipReason::TooLarge {

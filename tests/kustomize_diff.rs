@@ -13,19 +13,16 @@
 
 mod common;
 
-use common::{root, run_in};
+use common::objects::{compact, compare, parse_stream};
+use common::{root, run_command, run_in};
 use serde_json::Value;
 use std::collections::BTreeSet;
-use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const CASES_DIR: &str = "fixtures/kustomize";
 const LIMIT: Duration = Duration::from_secs(60);
-/// Longest single value printed in a path diff before it is cut.
-const VALUE_WIDTH: usize = 160;
 
 struct Case {
     name: String,
@@ -65,9 +62,8 @@ fn find_kubectl() -> Option<PathBuf> {
 
 /// `kubectl kustomize DIR`, killed after [`LIMIT`].
 fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
-    let started = Instant::now();
-    let mut child = Command::new(kubectl)
-        .arg("kustomize")
+    let mut cmd = Command::new(kubectl);
+    cmd.arg("kustomize")
         .arg(dir)
         .current_dir(root())
         // Rendering reads local files only; make sure nothing could reach a network anyway.
@@ -76,61 +72,19 @@ fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
         .env("http_proxy", "http://127.0.0.1:9")
         .env("https_proxy", "http://127.0.0.1:9")
         .env_remove("NO_PROXY")
-        .env_remove("no_proxy")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", kubectl.display()))?;
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        out.read_to_string(&mut s).ok();
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        err.read_to_string(&mut s).ok();
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > LIMIT {
-            child.kill().ok();
-            child.wait().ok();
-            return Err(format!("kubectl kustomize did not finish within {LIMIT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let stdout = t_out.join().unwrap();
-    let stderr = t_err.join().unwrap();
-    if status.success() {
-        Ok(stdout)
+        .env_remove("no_proxy");
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_command(cmd, "kubectl kustomize", LIMIT)
+    }))
+    .map_err(|_| format!("kubectl kustomize did not finish within {LIMIT:?}"))?;
+    if run.code == 0 {
+        Ok(run.stdout)
     } else {
-        Err(format!("kubectl kustomize failed ({status}):\n{stderr}"))
+        Err(format!(
+            "kubectl kustomize failed ({}):\n{}",
+            run.code, run.stderr
+        ))
     }
-}
-
-/// kubectl's multi-document YAML, read with the project's own parser.
-fn parse_kubectl(text: &str) -> Result<Vec<Value>, String> {
-    use gitops_lint::yaml;
-    let parsed = yaml::parse(0, text, yaml::ParseLimits::default());
-    if !parsed.problems.is_empty() {
-        let mut msg = String::from("cannot parse kubectl's output:\n");
-        for p in &parsed.problems {
-            let _ = writeln!(msg, "  {} at bytes {:?}", p.message, p.span.range());
-        }
-        return Err(msg);
-    }
-    Ok(parsed
-        .documents
-        .iter()
-        .map(|d| yaml::to_json(&d.root))
-        .filter(|v| !v.is_null())
-        .collect())
 }
 
 /// `gitops-lint render DIR`: a JSON array of the rendered objects on stdout, exit code 0.
@@ -158,126 +112,16 @@ fn render_ours(dir: &str) -> Result<Vec<Value>, String> {
     }
 }
 
-/// `apiVersion kind namespace/name`, the way a reader finds an object.
-fn identity(obj: &Value) -> String {
-    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
-    let meta = &obj["metadata"];
-    let ns = s(&meta["namespace"]);
-    let name = s(&meta["name"]);
-    let at = if ns.is_empty() {
-        name
-    } else {
-        format!("{ns}/{name}")
-    };
-    format!("{} {} {at}", s(&obj["apiVersion"]), s(&obj["kind"]))
-}
-
-fn compact(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() <= VALUE_WIDTH {
-        text
-    } else {
-        let cut: String = text.chars().take(VALUE_WIDTH).collect();
-        format!("{cut}…")
-    }
-}
-
-fn pointer_token(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
-/// Paths at which two objects differ, as `pointer: kubectl=… ours=…` lines.
-fn json_diff(path: &str, kubectl: &Value, ours: &Value, out: &mut Vec<String>) {
-    match (kubectl, ours) {
-        (Value::Object(a), Value::Object(b)) => {
-            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
-            for key in keys {
-                let sub = format!("{path}/{}", pointer_token(key));
-                match (a.get(key.as_str()), b.get(key.as_str())) {
-                    (Some(x), Some(y)) => json_diff(&sub, x, y, out),
-                    (Some(x), None) => out.push(format!("{sub}: only in kubectl: {}", compact(x))),
-                    (None, Some(y)) => out.push(format!("{sub}: only in ours: {}", compact(y))),
-                    (None, None) => unreachable!(),
-                }
-            }
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            for (i, (x, y)) in a.iter().zip(b).enumerate() {
-                json_diff(&format!("{path}/{i}"), x, y, out);
-            }
-            for (i, x) in a.iter().enumerate().skip(b.len()) {
-                out.push(format!("{path}/{i}: only in kubectl: {}", compact(x)));
-            }
-            for (i, y) in b.iter().enumerate().skip(a.len()) {
-                out.push(format!("{path}/{i}: only in ours: {}", compact(y)));
-            }
-        }
-        (a, b) if a == b => {}
-        (a, b) => out.push(format!(
-            "{}: kubectl={} ours={}",
-            if path.is_empty() { "/" } else { path },
-            compact(a),
-            compact(b)
-        )),
-    }
-}
-
-/// Compares the two renderings as multisets; `None` when they agree, else a report.
-fn compare(kubectl: Vec<Value>, ours: Vec<Value>) -> Option<String> {
-    let mut only_kubectl = kubectl;
-    let mut only_ours = Vec::new();
-    for obj in ours {
-        match only_kubectl.iter().position(|k| *k == obj) {
-            Some(i) => {
-                only_kubectl.remove(i);
-            }
-            None => only_ours.push(obj),
-        }
-    }
-    if only_kubectl.is_empty() && only_ours.is_empty() {
-        return None;
-    }
-
-    let mut report = String::new();
-    // Same identity on both sides: show where they differ.
-    let mut i = 0;
-    while i < only_kubectl.len() {
-        let id = identity(&only_kubectl[i]);
-        if let Some(j) = only_ours.iter().position(|o| identity(o) == id) {
-            let theirs = only_kubectl.remove(i);
-            let mine = only_ours.remove(j);
-            let mut paths = Vec::new();
-            json_diff("", &theirs, &mine, &mut paths);
-            let _ = writeln!(report, "  differs: {id}");
-            for p in paths {
-                let _ = writeln!(report, "    {p}");
-            }
-        } else {
-            i += 1;
-        }
-    }
-    for (label, objs) in [("kubectl", &only_kubectl), ("ours", &only_ours)] {
-        for obj in objs {
-            let pretty = serde_json::to_string_pretty(obj).unwrap();
-            let _ = writeln!(report, "  only in {label}: {}", identity(obj));
-            for line in pretty.lines() {
-                let _ = writeln!(report, "    {line}");
-            }
-        }
-    }
-    Some(report)
-}
-
 fn check_case(kubectl: &Path, case: &Case) -> Result<usize, String> {
     let expected = kubectl_kustomize(kubectl, &root().join(&case.dir))
-        .and_then(|text| parse_kubectl(&text))
+        .and_then(|text| parse_stream(&text))
         .map_err(|e| format!("  fixture problem: {e}"))?;
     if expected.is_empty() {
         return Err("  fixture problem: kubectl rendered no objects".into());
     }
     let count = expected.len();
     let ours = render_ours(&case.dir).map_err(|e| format!("  {e}"))?;
-    match compare(expected, ours) {
+    match compare("kubectl", expected, ours) {
         None => Ok(count),
         Some(report) => Err(report),
     }

@@ -161,6 +161,16 @@ impl RunBudget {
     }
 }
 
+/// A chart's template: kept as text, for the objects its chart renders to point into.
+fn template(path: PathBuf, bytes: Vec<u8>) -> FileResult {
+    let (text, _) = source::decode(bytes);
+    FileResult {
+        source: SourceFile::new(path, text),
+        skip: Some(SkipReason::HelmTemplate),
+        ..skipped(PathBuf::new(), SkipReason::HelmTemplate)
+    }
+}
+
 /// A file named but not parsed.
 fn skipped(path: PathBuf, reason: SkipReason) -> FileResult {
     FileResult {
@@ -291,6 +301,9 @@ fn load_in_context(
 }
 
 fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits) -> FileResult {
+    if crate::discover::is_chart_template(&path) {
+        return template(path, bytes);
+    }
     let (text, decode_error) = source::decode(bytes);
     if let Some(err) = decode_error {
         let end = text[err.offset.min(text.len())..]

@@ -52,6 +52,8 @@ pub enum SourceKind {
     /// Another repository, or a chart registry.
     External(String),
     Kustomize(PathBuf),
+    /// A chart, rendered in-process as `helm template` renders it.
+    Helm(PathBuf),
     Directory(PathBuf),
     /// Local, but not rendered offline (Helm, jsonnet, plugins): why.
     NotRendered(String),
@@ -381,7 +383,7 @@ fn push_units(
 }
 
 /// [`push_units`] for what a kustomization built from `inputs`.
-fn push_built(
+pub(super) fn push_built(
     g: &mut Graph,
     objs: Vec<impl Into<Arc<Object>>>,
     inputs: Arc<[PathBuf]>,
@@ -468,7 +470,7 @@ fn resolve_sources(
             infos.push(info(SourceKind::Unknown));
             continue;
         }
-        check_value_files(g, s, is_local(g, s), &local_refs, files);
+        let value_files = check_value_files(g, s, is_local(g, s), &local_refs, files);
         if !is_local(g, s) {
             infos.push(info(SourceKind::External(url.to_string())));
             continue;
@@ -556,7 +558,23 @@ fn resolve_sources(
             infos.push(info(SourceKind::Missing(dir)));
             continue;
         }
-        if s.get("helm").is_some() || files.file(&dir.join("Chart.yaml")).is_some() {
+        if files.file(&dir.join("Chart.yaml")).is_some() {
+            match super::helm::render_source(g, &obj, s, &dir, value_files, files, span) {
+                Ok(units) => {
+                    rendered.extend(units);
+                    infos.push(info(SourceKind::Helm(dir)));
+                }
+                Err(why) => {
+                    g.notes.push(Note {
+                        span,
+                        message: format!("Helm chart source not rendered: {why}"),
+                    });
+                    infos.push(info(SourceKind::NotRendered("a Helm chart".into())));
+                }
+            }
+            continue;
+        }
+        if s.get("helm").is_some() {
             infos.push(not_rendered(g, span, "a Helm chart"));
             continue;
         }
@@ -639,25 +657,33 @@ fn is_local(g: &Graph, source: &Node) -> bool {
 /// Helm value files: `$ref/...` read through another source, and a local chart's own files,
 /// resolved as Argo CD's repo-server resolves them (`ResolveValueFilePathOrUrl`): relative to
 /// the source `path`, or to the repository root when written with a leading `/`.
+///
+/// Returns the files in the order Argo CD passes them, for a local chart to be rendered with:
+/// [`ValueFile::Unknown`] where one cannot be read here.
 fn check_value_files(
     g: &mut Graph,
     source: &Node,
     local: bool,
     local_refs: &HashMap<&str, bool>,
     files: &Files,
-) {
+) -> Vec<ValueFile> {
+    let mut out = Vec::new();
     let Some(helm) = source.get("helm") else {
-        return;
+        return out;
     };
     let Some(list) = helm.get("valueFiles") else {
-        return;
+        return out;
     };
     // With it, Argo CD passes Helm only the files that exist; a templated value is not guessed.
     let ignore_missing = match helm.get("ignoreMissingValueFiles").filter(|n| !n.is_null()) {
         None => false,
         Some(n) => match n.as_scalar().and_then(typing::as_bool) {
             Some(b) => b,
-            None => return,
+            None => {
+                return vec![ValueFile::Unknown(
+                    "`ignoreMissingValueFiles` is templated".into(),
+                )]
+            }
         },
     };
     let root = files.root_of(files.path(source.span.file));
@@ -670,6 +696,9 @@ fn check_value_files(
     for item in list.items() {
         let Some(text) = item.as_str() else { continue };
         if typing::is_template(text) {
+            out.push(ValueFile::Unknown(format!(
+                "value file `{text}` is templated"
+            )));
             continue;
         }
         let (base, written, help) = if let Some(rest) = text.strip_prefix('$') {
@@ -677,6 +706,9 @@ fn check_value_files(
             // Not a ref name: an environment variable Argo CD substitutes, or another
             // repository's file.
             if local_refs.get(name) != Some(&true) {
+                out.push(ValueFile::Unknown(format!(
+                    "value file `{text}` is read from elsewhere"
+                )));
                 continue;
             }
             (
@@ -685,6 +717,7 @@ fn check_value_files(
                 "fix the path after `$ref/` (relative to the repository root)".to_string(),
             )
         } else if has_scheme(text) {
+            out.push(ValueFile::Unknown(format!("value file `{text}` is remote")));
             continue;
         } else if let (Some(from_root), Some(_)) = (text.strip_prefix('/'), &own_dir) {
             (
@@ -705,6 +738,9 @@ fn check_value_files(
             )
         };
         if written.contains('$') || written.is_empty() {
+            out.push(ValueFile::Unknown(format!(
+                "value file `{text}` names a variable"
+            )));
             continue;
         }
         let p = match files.resolve(base, written) {
@@ -718,6 +754,9 @@ fn check_value_files(
                     message: e.message(written),
                     help: "keep value files inside the repository".into(),
                 });
+                out.push(ValueFile::Unknown(format!(
+                    "value file `{text}` is outside the repository"
+                )));
                 continue;
             }
         };
@@ -732,9 +771,14 @@ fn check_value_files(
                 ignore_missing,
                 help,
             });
+            out.push(ValueFile::Unknown(format!("value file `{text}` is a glob")));
             continue;
         }
-        if ignore_missing || files.exists(&p) {
+        if files.exists(&p) {
+            out.push(ValueFile::File(p, item.span));
+            continue;
+        }
+        if ignore_missing {
             continue;
         }
         let message = if rel == written {
@@ -748,7 +792,19 @@ fn check_value_files(
             message,
             help,
         });
+        out.push(ValueFile::Unknown(format!(
+            "value file `{text}` does not exist"
+        )));
     }
+    out
+}
+
+/// A Helm value file as [`check_value_files`] resolved it.
+pub(super) enum ValueFile {
+    /// There, at this path; written at this span.
+    File(PathBuf, Span),
+    /// Not read here, for this reason: the chart is not rendered rather than guessed.
+    Unknown(String),
 }
 
 /// Whether Argo CD reads a value file as a glob (`isGlobPath`: `*`, `?` or `[`).

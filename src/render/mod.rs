@@ -7,6 +7,7 @@
 mod appset;
 pub mod budget;
 mod graph;
+pub mod helm;
 mod kustomize;
 pub use kustomize::MAX_NESTING;
 mod merge;
@@ -70,6 +71,9 @@ pub enum ProblemKind {
     ValuesMissing,
     /// An ApplicationSet template Argo CD cannot render, or one past the work budget.
     Template,
+    /// A local Helm chart that `helm template` refuses to render with the Application's
+    /// values.
+    Helm,
 }
 
 /// Something deliberately not rendered (remote, Helm, plugins): said once, never guessed.
@@ -100,16 +104,21 @@ fn parse_inline(text: &str, span: Span) -> Result<Vec<crate::yaml::Node>, String
 }
 
 fn respan(node: &mut crate::yaml::Node, span: Span) {
+    respan_with(node, &mut |_| span);
+}
+
+/// Gives every node of the tree the span `to` makes of its own.
+fn respan_with(node: &mut crate::yaml::Node, to: &mut dyn FnMut(Span) -> Span) {
     use crate::yaml::Value;
-    node.span = span;
+    node.span = to(node.span);
     match &mut node.value {
         Value::Map { entries, .. } => {
             for e in entries.make_mut() {
-                respan(&mut e.key, span);
-                respan(&mut e.value, span);
+                respan_with(&mut e.key, to);
+                respan_with(&mut e.value, to);
             }
         }
-        Value::Seq { items, .. } => items.make_mut().iter_mut().for_each(|i| respan(i, span)),
+        Value::Seq { items, .. } => items.make_mut().iter_mut().for_each(|i| respan_with(i, to)),
         Value::Scalar(_) => {}
     }
 }

@@ -40,6 +40,7 @@ fn describe(kind: &SourceKind, repo: &crate::repo::Repo) -> String {
             format!("{url}, another repository, which gitops-lint does not read")
         }
         SourceKind::Kustomize(p) => format!("{}, built with kustomize", rel(p)),
+        SourceKind::Helm(p) => format!("{}, a Helm chart rendered as helm template renders it", rel(p)),
         SourceKind::Directory(p) => format!("{}, a directory of manifests", rel(p)),
         SourceKind::NotRendered(why) => format!("{why}, which gitops-lint does not render"),
         SourceKind::Missing(p) => format!("{}, which is not a directory in the repository", rel(p)),

@@ -303,6 +303,7 @@ registry! {
     schema::helm_values_missing,
     schema::ref_source_unused,
     schema::kustomize_error,
+    schema::helm_error,
     schema::appset_template_error,
     schema::appset_template_patch_go_syntax,
     schema::appset_missingkey_not_error,

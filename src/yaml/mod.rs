@@ -661,7 +661,7 @@ pub fn to_json(node: &Node) -> serde_json::Value {
 
 /// A YAML 1.1 number: `0x1F`, `0755` (octal), `1_000`, `1e3`. Whole floats become integers,
 /// as they do after a trip through Go's JSON encoder.
-fn number11(text: &str) -> Option<serde_json::Value> {
+pub fn number11(text: &str) -> Option<serde_json::Value> {
     let t = text.replace('_', "");
     let (neg, digits) = match t.strip_prefix('-') {
         Some(d) => (true, d),

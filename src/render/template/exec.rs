@@ -209,6 +209,26 @@ fn quoted(text: &str) -> String {
     format!("{}...", go_quote(text.get(..cut).unwrap_or("")))
 }
 
+/// Where a stretch of rendered output comes from: text of a template copied as it is, or
+/// what an action printed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    /// Where the stretch starts in the output.
+    pub out: usize,
+    /// The file it comes from (the name it was added to the set under), and the byte range
+    /// there: the text's own, or the action's.
+    pub file: Rc<str>,
+    pub src: (usize, usize),
+    /// Copied text: output byte `out + k` is source byte `src.0 + k`.
+    pub copied: bool,
+    /// An action that printed a scalar of the data as it is: that value's address in the
+    /// data, for the caller to tell which value it was.
+    pub value: Option<usize>,
+    /// The node of the executed file itself that was running: where a stretch written by
+    /// another file's template (`{{ template }}`) was called from.
+    pub top: (usize, usize),
+}
+
 pub(super) struct Exec<'a, 'b> {
     /// The template executing now.
     cur: Rc<Tmpl>,
@@ -224,6 +244,13 @@ pub(super) struct Exec<'a, 'b> {
     budget: &'b mut Budget,
     calls: usize,
     depth: usize,
+    /// Set by [`Exec::trace`]: the pieces of the output so far.
+    pieces: Option<Vec<Piece>>,
+    /// Renders into a buffer of their own (`include`, `tpl`) under way: what they write is
+    /// not the output, and is not traced.
+    capturing: usize,
+    /// The node of the executed file running now, see [`Piece::top`].
+    top: (usize, usize),
 }
 
 impl<'a, 'b> Exec<'a, 'b> {
@@ -247,6 +274,36 @@ impl<'a, 'b> Exec<'a, 'b> {
             budget,
             calls: 0,
             depth: 0,
+            pieces: None,
+            capturing: 0,
+            top: (0, 0),
+        }
+    }
+
+    /// Records where each stretch of the output comes from.
+    pub(super) fn trace(&mut self) {
+        self.pieces = Some(Vec::new());
+    }
+
+    fn note(&mut self, src: (usize, usize), copied: bool, value: Option<usize>) {
+        if self.capturing > 0 {
+            return;
+        }
+        if self.calls == 0 {
+            self.top = src;
+        }
+        let out = self.out.len();
+        let file = Rc::clone(&self.cur.parse_name);
+        let top = self.top;
+        if let Some(pieces) = &mut self.pieces {
+            pieces.push(Piece {
+                out,
+                file,
+                src,
+                copied,
+                value,
+                top,
+            });
         }
     }
 
@@ -272,7 +329,15 @@ impl<'a, 'b> Exec<'a, 'b> {
         Exec::new(Rc::new(tmpl), defs, Dialect::ArgoCd, missing, None, budget)
     }
 
-    pub(super) fn run(mut self, data: &'a Value) -> Result<String, TemplateError> {
+    pub(super) fn run(self, data: &'a Value) -> Result<String, TemplateError> {
+        self.run_traced(data).map(|(out, _)| out)
+    }
+
+    /// [`Exec::run`], with the pieces [`Exec::trace`] asked for (none otherwise).
+    pub(super) fn run_traced(
+        mut self,
+        data: &'a Value,
+    ) -> Result<(String, Vec<Piece>), TemplateError> {
         let dot = if data.is_null() {
             Val::Missing
         } else {
@@ -281,7 +346,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         self.vars.push(("$".to_string(), dot.clone()));
         let tmpl = Rc::clone(&self.cur);
         match self.walk(&dot, &tmpl.nodes) {
-            Ok(_) => Ok(self.out),
+            Ok(_) => Ok((self.out, self.pieces.unwrap_or_default())),
             Err(fail) => Err(locate(&self.cur, fail)),
         }
     }
@@ -313,7 +378,9 @@ impl<'a, 'b> Exec<'a, 'b> {
     fn exec_to_string(&mut self, tmpl: Rc<Tmpl>, dot: Val<'a>) -> Result<String, TemplateError> {
         let held = std::mem::take(&mut self.out);
         self.held = self.held.saturating_add(held.len());
+        self.capturing += 1;
         let result = self.exec_tmpl(tmpl, dot);
+        self.capturing -= 1;
         self.held = self.held.saturating_sub(held.len());
         let out = std::mem::replace(&mut self.out, held);
         match result {
@@ -368,13 +435,21 @@ impl<'a, 'b> Exec<'a, 'b> {
         for node in nodes {
             self.budget.charge(1)?;
             let flow = match node {
-                Node::Text(text) => {
+                Node::Text(text, at) => {
+                    self.note((*at, at + text.len()), true, None);
                     self.write(text)?;
                     Flow::Next
                 }
                 Node::Action(pipe) => {
                     let value = self.pipeline(dot, pipe)?;
                     if pipe.decl.is_empty() {
+                        let scalar = match &value {
+                            Val::Ref(v) if !v.is_object() && !v.is_array() => {
+                                Some(*v as *const Value as usize)
+                            }
+                            _ => None,
+                        };
+                        self.note(pipe.span, false, scalar);
                         self.print(&value).at(pipe.span)?;
                     }
                     Flow::Next
@@ -385,6 +460,9 @@ impl<'a, 'b> Exec<'a, 'b> {
                 Node::Break => Flow::Break,
                 Node::Continue => Flow::Continue,
                 Node::Template(call) => {
+                    if self.calls == 0 && self.capturing == 0 {
+                        self.top = call.span;
+                    }
                     self.template(dot, call)?;
                     Flow::Next
                 }

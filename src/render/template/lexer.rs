@@ -144,8 +144,8 @@ impl<'s> Lexer<'s> {
     }
 
     fn text(&mut self, to: usize, trim_right: bool) {
-        let from = self.pos;
-        let mut text = self.src.get(from..to).unwrap_or("");
+        let whole = self.src.get(self.pos..to).unwrap_or("");
+        let mut text = whole;
         if std::mem::take(&mut self.trim_next) {
             text = text.trim_start_matches(is_space_char);
         }
@@ -153,7 +153,11 @@ impl<'s> Lexer<'s> {
             text = text.trim_end_matches(is_space_char);
         }
         if !text.is_empty() {
-            self.push(Tok::Text(text.to_string()), from, to);
+            // The token starts where its kept text does, so that rendered output can be traced
+            // back to it byte for byte.
+            let from = self.pos + (whole.len() - text.len());
+            let end = from + text.len();
+            self.push(Tok::Text(text.to_string()), from, end);
         }
         self.pos = to;
     }

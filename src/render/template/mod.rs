@@ -28,6 +28,7 @@ mod testing;
 mod value;
 mod yaml;
 
+pub use exec::Piece;
 pub(crate) use json::go_json_string;
 pub use set::{helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY};
 
@@ -191,6 +192,23 @@ fn render_with(
         .map_err(|msg| TemplateError::of_kind(format!("template: {msg}"), ErrorKind::Limit))?;
     let nodes = Parser::parse(text)?;
     Exec::single(text, nodes, missingkey_error, budget).run(data)
+}
+
+/// Helm's `toYaml` (sigs.k8s.io/yaml, trailing newline removed), for values built outside a
+/// template: `.Files.AsConfig` and `.Files.AsSecrets`.
+pub fn helm_to_yaml(v: &Value) -> Result<String, String> {
+    yaml::to_yaml(Some(v))
+}
+
+/// Whether `version` meets the Masterminds semver `constraint`, as Helm's
+/// `chartutil.IsCompatibleRange` and Sprig's `semverCompare` decide; `Err` when either does
+/// not parse.
+pub fn semver_matches(constraint: &str, version: &str) -> Result<bool, String> {
+    let data = serde_json::json!({ "c": constraint, "v": version });
+    let mut work = Work::new(10_000);
+    render_go("{{ semverCompare .c .v }}", &data, true, &mut work)
+        .map(|out| out == "true")
+        .map_err(|e| e.message)
 }
 
 /// Whether `text` contains anything a template engine would act on (`{{`).

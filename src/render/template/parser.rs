@@ -3,8 +3,8 @@
 //! report.
 
 use super::funcs::known_in;
-use super::set::Dialect;
 use super::lexer::{line_of, Lexer, Tok, Token};
+use super::set::Dialect;
 use super::{ErrorKind, TemplateError, MAX_DEPTH, MAX_VARIABLES};
 use serde_json::Value;
 use std::fmt;
@@ -14,7 +14,8 @@ pub(super) type Span = (usize, usize);
 
 #[derive(Debug)]
 pub(super) enum Node {
-    Text(String),
+    /// Text copied to the output, and its offset in the source.
+    Text(String, usize),
     Action(Pipe),
     If(Box<Control>),
     With(Box<Control>),
@@ -43,7 +44,9 @@ pub(super) struct Parsed {
 
 /// Go's `parse.IsEmptyTree`: nothing but blank text (comments never reach the tree here).
 pub(super) fn is_empty_tree(nodes: &[Node]) -> bool {
-    nodes.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+    nodes
+        .iter()
+        .all(|n| matches!(n, Node::Text(t, _) if t.trim().is_empty()))
 }
 
 #[derive(Debug)]
@@ -285,7 +288,7 @@ impl<'s> Parser<'s> {
             let tok = self.next();
             match tok.tok {
                 Tok::Eof => return Ok((nodes, Stop::Eof)),
-                Tok::Text(text) => nodes.push(Node::Text(text)),
+                Tok::Text(text) => nodes.push(Node::Text(text, tok.start)),
                 Tok::Open if self.at_define() => self.definition()?,
                 Tok::Open => match self.action()? {
                     Item::Node(node) => nodes.push(node),

@@ -2,7 +2,7 @@
 //! text/template's `Template` holds them and Helm's engine (helm v3.17 `pkg/engine/engine.go`)
 //! builds one for a chart and its subcharts.
 
-use super::exec::{Exec, MissingKey};
+use super::exec::{Exec, MissingKey, Piece};
 use super::parser::{is_empty_tree, Node, Parser};
 use super::value::Budget;
 use super::{ErrorKind, TemplateError, Work};
@@ -157,9 +157,7 @@ impl TemplateSet {
         let charged = budget.charge_bytes(text.len());
         *work = budget.work;
         if let Err(msg) = charged {
-            let kind = work
-                .exhausted()
-                .map_or(ErrorKind::Limit, ErrorKind::Budget);
+            let kind = work.exhausted().map_or(ErrorKind::Limit, ErrorKind::Budget);
             return Err(TemplateError::of_kind(format!("template: {msg}"), kind));
         }
         parse_into(Rc::make_mut(&mut self.defs), self.dialect, name, text)
@@ -184,6 +182,29 @@ impl TemplateSet {
         host: Option<&dyn Host>,
         work: &mut Work,
     ) -> Result<String, TemplateError> {
+        self.run(name, data, host, work, false).map(|(out, _)| out)
+    }
+
+    /// [`TemplateSet::execute`], with where each stretch of the output came from, in output
+    /// order (see [`Piece`]).
+    pub fn execute_traced(
+        &self,
+        name: &str,
+        data: &Value,
+        host: Option<&dyn Host>,
+        work: &mut Work,
+    ) -> Result<(String, Vec<Piece>), TemplateError> {
+        self.run(name, data, host, work, true)
+    }
+
+    fn run(
+        &self,
+        name: &str,
+        data: &Value,
+        host: Option<&dyn Host>,
+        work: &mut Work,
+        traced: bool,
+    ) -> Result<(String, Vec<Piece>), TemplateError> {
         let Some(tmpl) = self.defs.get(name) else {
             return Err(TemplateError::new(format!(
                 "template: no template {} associated with template {}",
@@ -196,19 +217,22 @@ impl TemplateSet {
             Dialect::Helm => MissingKey::Zero,
         };
         let mut budget = Budget::new(std::mem::take(work));
-        let result = Exec::new(
+        let mut exec = Exec::new(
             Rc::clone(tmpl),
             Rc::clone(&self.defs),
             self.dialect,
             missing,
             host,
             &mut budget,
-        )
-        .run(data);
+        );
+        if traced {
+            exec.trace();
+        }
+        let result = exec.run_traced(data);
         *work = budget.work;
         match result {
-            Ok(out) if self.dialect == Dialect::Helm => Ok(out.replace("<no value>", "")),
-            Ok(out) => Ok(out),
+            Ok((out, pieces)) if self.dialect == Dialect::Helm => Ok(delete_no_value(out, pieces)),
+            Ok(done) => Ok(done),
             Err(mut e) => {
                 if let Some(why) = work.exhausted() {
                     e.kind = ErrorKind::Budget(why);
@@ -217,4 +241,19 @@ impl TemplateSet {
             }
         }
     }
+}
+
+/// Helm deletes `<no value>` from what a file renders (engine.go `render`); the pieces after
+/// each deletion move back with it.
+fn delete_no_value(out: String, mut pieces: Vec<Piece>) -> (String, Vec<Piece>) {
+    const GONE: &str = "<no value>";
+    if !out.contains(GONE) {
+        return (out, pieces);
+    }
+    let cuts: Vec<usize> = out.match_indices(GONE).map(|(i, _)| i).collect();
+    for p in &mut pieces {
+        let before = cuts.partition_point(|&c| c < p.out);
+        p.out = p.out.saturating_sub(before * GONE.len());
+    }
+    (out.replace(GONE, ""), pieces)
 }

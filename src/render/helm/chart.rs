@@ -1,0 +1,483 @@
+//! Loading a chart from its folder as Helm's loader does (helm v3.17.2
+//! `pkg/chart/loader/directory.go` and `load.go`, `pkg/ignore/rules.go`): `.helmignore`,
+//! `Chart.yaml`, `values.yaml`, `templates/`, every other file for `.Files`, and the subcharts
+//! vendored under `charts/` as folders. Only the chart's own tree is read, never a file a link
+//! leads to outside the repository, and within fixed bounds.
+
+use super::values::{self, Map};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Files one chart (its subcharts included) may hold; real charts hold a few hundred.
+const MAX_FILES: usize = 20_000;
+/// Bytes one chart may hold; the largest popular charts are under 10 MB.
+const MAX_BYTES: u64 = 64 << 20;
+/// Subcharts inside subcharts.
+const MAX_DEPTH: usize = 16;
+
+/// One chart, as loaded: Helm's `chart.Chart`.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// The folder on disk.
+    pub dir: PathBuf,
+    /// `Chart.yaml`, as the fields Helm's `chart.Metadata` gives templates (`.Chart.Name`).
+    pub meta: Map,
+    pub name: String,
+    pub version: String,
+    /// `type: library`: its templates are only partials.
+    pub library: bool,
+    /// `values.yaml`, typed as Helm reads it (numbers are float64).
+    pub values: Map,
+    /// Where `values.yaml` is, when there is one.
+    pub values_file: Option<PathBuf>,
+    /// `templates/...` files: name relative to the chart, text.
+    pub templates: Vec<(String, String)>,
+    /// Every other file, for `.Files` and `crds/`: name relative to the chart, bytes.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// `dependencies:` of `Chart.yaml` (or `requirements.yaml` for apiVersion v1).
+    pub deps: Vec<Dependency>,
+    /// Subcharts found under `charts/`.
+    pub subcharts: Vec<Chart>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Dependency {
+    pub name: String,
+    pub version: String,
+    pub condition: String,
+    pub tags: Vec<String>,
+    pub alias: String,
+    pub import_values: Vec<Value>,
+    pub enabled: bool,
+}
+
+/// Why a chart was not loaded; the message names the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadError(pub String);
+
+struct Budget {
+    files: usize,
+    bytes: u64,
+}
+
+/// Loads the chart in `dir`. `root` bounds where links may lead.
+pub fn load(dir: &Path, root: &Path) -> Result<Chart, LoadError> {
+    let dot = |p: &Path| {
+        if p.as_os_str().is_empty() {
+            Path::new(".").to_path_buf()
+        } else {
+            p.to_path_buf()
+        }
+    };
+    let real_root = dot(root)
+        .canonicalize()
+        .map_err(|e| LoadError(format!("{}: {e}", root.display())))?;
+    let mut budget = Budget { files: 0, bytes: 0 };
+    let files = read_tree(&dot(dir), &real_root, &mut budget)?;
+    from_files(dir, files, 0)
+}
+
+/// The files of a chart: name relative to the chart with `/`, bytes.
+type FileList = Vec<(String, Vec<u8>)>;
+
+/// Every file of the chart folder not ignored, by name relative to it with `/`, in the order
+/// of Go's `filepath.Walk` (lexical, a folder's contents right after it).
+fn read_tree(dir: &Path, real_root: &Path, budget: &mut Budget) -> Result<FileList, LoadError> {
+    let rules = match std::fs::read(dir.join(".helmignore")) {
+        Ok(bytes) => Ignore::parse(&String::from_utf8_lossy(&bytes))?,
+        Err(_) => Ignore::default(),
+    }
+    .with_defaults();
+    let mut out = Vec::new();
+    walk(dir, "", 0, &rules, real_root, budget, &mut out, dir)?;
+    Ok(out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn walk(
+    path: &Path,
+    rel: &str,
+    depth: usize,
+    rules: &Ignore,
+    real_root: &Path,
+    budget: &mut Budget,
+    out: &mut FileList,
+    chart: &Path,
+) -> Result<(), LoadError> {
+    if depth > 64 {
+        return Err(LoadError(format!(
+            "{}: folders nest too deep",
+            path.display()
+        )));
+    }
+    let mut entries: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(path)
+        .map_err(|e| LoadError(format!("{}: {e}", path.display())))?
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    entries.sort();
+    for (name, full) in entries {
+        let n = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        // Helm follows links (`sympath.Walk`); here only those that stay in the repository,
+        // and a loop ends at the depth bound.
+        let real = full
+            .canonicalize()
+            .map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
+        if !real.starts_with(real_root) {
+            return Err(LoadError(format!(
+                "{}: a link leads outside the repository; not followed",
+                full.display()
+            )));
+        }
+        let meta =
+            std::fs::metadata(&real).map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
+        if meta.is_dir() {
+            if !rules.ignore(&n, true) {
+                walk(&full, &n, depth + 1, rules, real_root, budget, out, chart)?;
+            }
+            continue;
+        }
+        if rules.ignore(&n, false) {
+            continue;
+        }
+        if !meta.is_file() {
+            return Err(LoadError(format!(
+                "cannot load irregular file {} as it has file mode type bits set",
+                full.display()
+            )));
+        }
+        budget.files += 1;
+        budget.bytes += meta.len();
+        if budget.files > MAX_FILES || budget.bytes > MAX_BYTES {
+            return Err(LoadError(format!(
+                "{}: the chart holds more than {MAX_FILES} files or {MAX_BYTES} bytes; not rendered",
+                chart.display()
+            )));
+        }
+        let mut data =
+            std::fs::read(&real).map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
+        if data.starts_with(b"\xEF\xBB\xBF") {
+            data.drain(..3);
+        }
+        out.push((n, data));
+    }
+    Ok(())
+}
+
+fn from_files(dir: &Path, files: FileList, depth: usize) -> Result<Chart, LoadError> {
+    if depth > MAX_DEPTH {
+        return Err(LoadError(format!(
+            "{}: subcharts nest deeper than {MAX_DEPTH} levels",
+            dir.display()
+        )));
+    }
+    let chart_yaml = files
+        .iter()
+        .find(|(n, _)| n == "Chart.yaml")
+        .ok_or_else(|| LoadError(format!("{}: Chart.yaml file is missing", dir.display())))?;
+    let text = |data: &[u8], what: &str| {
+        String::from_utf8(data.to_vec())
+            .map_err(|_| LoadError(format!("{}/{what}: not UTF-8 text", dir.display())))
+    };
+    let meta_json = values::read_yaml(&text(&chart_yaml.1, "Chart.yaml")?)
+        .map_err(|e| LoadError(format!("cannot load Chart.yaml: {e}")))?;
+    let Value::Object(raw_meta) = meta_json else {
+        return Err(LoadError(format!(
+            "{}: cannot load Chart.yaml: not a mapping",
+            dir.display()
+        )));
+    };
+    let api_version = raw_meta
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("v1")
+        .to_string();
+    let mut chart = Chart {
+        dir: dir.to_path_buf(),
+        meta: Map::new(),
+        name: str_of(&raw_meta, "name"),
+        version: str_of(&raw_meta, "version"),
+        library: str_of(&raw_meta, "type").eq_ignore_ascii_case("library"),
+        values: Map::new(),
+        values_file: None,
+        templates: Vec::new(),
+        files: Vec::new(),
+        deps: deps_of(&raw_meta),
+        subcharts: Vec::new(),
+    };
+    let mut sub: Vec<(String, FileList)> = Vec::new();
+    for (name, data) in files {
+        match name.as_str() {
+            "Chart.yaml" | "Chart.lock" | "requirements.lock" | "values.schema.json" => {
+                if name == "requirements.lock" && api_version == "v1" {
+                    chart.files.push((name, data));
+                }
+            }
+            "values.yaml" => {
+                let v = values::read_yaml(&text(&data, "values.yaml")?)
+                    .map_err(|e| LoadError(format!("cannot load values.yaml: {e}")))?;
+                chart.values = match v {
+                    Value::Object(m) => m,
+                    Value::Null => Map::new(),
+                    _ => {
+                        return Err(LoadError(
+                            "cannot load values.yaml: not a mapping".to_string(),
+                        ))
+                    }
+                };
+                chart.values_file = Some(dir.join("values.yaml"));
+            }
+            "requirements.yaml" => {
+                if let Ok(Value::Object(m)) = values::read_yaml(&String::from_utf8_lossy(&data)) {
+                    chart.deps = deps_of(&m);
+                }
+                if api_version == "v1" {
+                    chart.files.push((name, data));
+                }
+            }
+            n if n.starts_with("templates/") => {
+                let t = text(&data, n)?;
+                chart.templates.push((name, t));
+            }
+            n if n.starts_with("charts/") && !n.ends_with(".prov") => {
+                let rest = &n["charts/".len()..];
+                let (top, inner) = rest.split_once('/').unwrap_or((rest, ""));
+                match sub.iter_mut().find(|(t, _)| t == top) {
+                    Some((_, list)) => list.push((inner.to_string(), data)),
+                    None => sub.push((top.to_string(), vec![(inner.to_string(), data)])),
+                }
+            }
+            _ => chart.files.push((name, data)),
+        }
+    }
+    chart.meta = metadata(&raw_meta, &api_version);
+    for (top, list) in sub {
+        if top.starts_with(['_', '.']) {
+            continue;
+        }
+        if top.ends_with(".tgz") {
+            return Err(LoadError(format!(
+                "{}/charts/{top}: chart archives are not unpacked; dependency not rendered",
+                dir.display()
+            )));
+        }
+        // Files directly in charts/ that are not folders are not charts.
+        let list: Vec<_> = list.into_iter().filter(|(n, _)| !n.is_empty()).collect();
+        let sub_dir = dir.join("charts").join(&top);
+        let loaded = from_files(&sub_dir, list, depth + 1).map_err(|LoadError(e)| {
+            LoadError(format!(
+                "error unpacking subchart {top} in {}: {e}",
+                chart.name
+            ))
+        })?;
+        chart.subcharts.push(loaded);
+    }
+    chart
+        .subcharts
+        .sort_by(|a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
+    if chart.name.is_empty() {
+        return Err(LoadError(format!(
+            "validation: chart.metadata.name is required ({})",
+            dir.display()
+        )));
+    }
+    Ok(chart)
+}
+
+impl Chart {
+    /// Every file the chart was loaded from, subcharts included: what a change to would
+    /// change the render.
+    pub fn paths(&self, out: &mut Vec<PathBuf>) {
+        out.push(self.dir.join("Chart.yaml"));
+        if let Some(v) = &self.values_file {
+            out.push(v.clone());
+        }
+        out.extend(self.templates.iter().map(|(n, _)| self.dir.join(n)));
+        out.extend(self.files.iter().map(|(n, _)| self.dir.join(n)));
+        for sub in &self.subcharts {
+            sub.paths(out);
+        }
+    }
+}
+
+fn str_of(m: &Map, key: &str) -> String {
+    match m.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => super::values::go_number(n),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => String::new(),
+    }
+}
+
+fn deps_of(m: &Map) -> Vec<Dependency> {
+    let Some(Value::Array(list)) = m.get("dependencies") else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(Value::as_object)
+        .map(|d| Dependency {
+            name: str_of(d, "name"),
+            version: str_of(d, "version"),
+            condition: str_of(d, "condition"),
+            tags: match d.get("tags") {
+                Some(Value::Array(t)) => t
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            alias: str_of(d, "alias"),
+            import_values: match d.get("import-values") {
+                Some(Value::Array(t)) => t.clone(),
+                _ => Vec::new(),
+            },
+            enabled: true,
+        })
+        .collect()
+}
+
+/// `Chart.yaml` under the names Go templates use for `chart.Metadata`'s fields.
+fn metadata(raw: &Map, api_version: &str) -> Map {
+    const FIELDS: &[(&str, &str)] = &[
+        ("name", "Name"),
+        ("home", "Home"),
+        ("sources", "Sources"),
+        ("version", "Version"),
+        ("description", "Description"),
+        ("keywords", "Keywords"),
+        ("maintainers", "Maintainers"),
+        ("icon", "Icon"),
+        ("apiVersion", "APIVersion"),
+        ("condition", "Condition"),
+        ("tags", "Tags"),
+        ("appVersion", "AppVersion"),
+        ("deprecated", "Deprecated"),
+        ("annotations", "Annotations"),
+        ("kubeVersion", "KubeVersion"),
+        ("dependencies", "Dependencies"),
+        ("type", "Type"),
+    ];
+    let mut out = Map::new();
+    for (yaml, go) in FIELDS {
+        let v = match (*yaml, raw.get(*yaml)) {
+            ("apiVersion", _) => Value::String(api_version.to_string()),
+            (_, Some(Value::Number(n))) => Value::String(values::go_number(n)),
+            ("deprecated", v) => Value::Bool(v.and_then(Value::as_bool).unwrap_or(false)),
+            (
+                "sources" | "keywords" | "maintainers" | "annotations" | "dependencies",
+                None | Some(Value::Null),
+            ) => Value::Null,
+            (_, Some(v)) => v.clone(),
+            (_, None) => Value::String(String::new()),
+        };
+        out.insert((*go).to_string(), v);
+    }
+    out
+}
+
+/// `.helmignore` rules (`pkg/ignore/rules.go`): `filepath.Match` against the base name, or
+/// the whole relative path when the rule holds a `/`; `dir/` for folders only; `!` negates,
+/// with Helm's own reading (a negated rule that does not match ignores the file).
+#[derive(Default)]
+struct Ignore {
+    rules: Vec<Rule>,
+}
+
+struct Rule {
+    pattern: String,
+    negate: bool,
+    dir_only: bool,
+    whole_path: bool,
+}
+
+impl Ignore {
+    fn parse(text: &str) -> Result<Ignore, LoadError> {
+        let mut out = Ignore::default();
+        for line in text.lines() {
+            out.add(line)?;
+        }
+        Ok(out)
+    }
+
+    fn with_defaults(mut self) -> Ignore {
+        let _ = self.add("templates/.?*");
+        self
+    }
+
+    fn add(&mut self, line: &str) -> Result<(), LoadError> {
+        let mut rule = line.trim();
+        if rule.is_empty() || rule.starts_with('#') {
+            return Ok(());
+        }
+        if rule.contains("**") {
+            return Err(LoadError(
+                ".helmignore: double-star (**) syntax is not supported".to_string(),
+            ));
+        }
+        let negate = rule.starts_with('!');
+        if negate {
+            rule = &rule[1..];
+        }
+        let dir_only = rule.ends_with('/');
+        let rule = rule.trim_end_matches('/');
+        let whole_path = rule.contains('/');
+        self.rules.push(Rule {
+            pattern: rule.trim_start_matches('/').to_string(),
+            negate,
+            dir_only,
+            whole_path,
+        });
+        Ok(())
+    }
+
+    fn ignore(&self, path: &str, is_dir: bool) -> bool {
+        for r in &self.rules {
+            let subject = if r.whole_path {
+                path
+            } else {
+                path.rsplit('/').next().unwrap_or(path)
+            };
+            if r.negate {
+                if r.dir_only && !is_dir {
+                    return true;
+                }
+                if !crate::glob::path(&r.pattern, subject) {
+                    return true;
+                }
+                continue;
+            }
+            if r.dir_only && !is_dir {
+                continue;
+            }
+            if crate::glob::path(&r.pattern, subject) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn helmignore_reads_as_helm_does() {
+        let rules = Ignore::parse("# c\n*.tgz\n.git/\n/ci/\ntemplates/skip.yaml\n")
+            .unwrap()
+            .with_defaults();
+        assert!(rules.ignore("charts/x.tgz", false));
+        assert!(rules.ignore(".git", true));
+        assert!(!rules.ignore(".git", false));
+        assert!(rules.ignore("ci", true));
+        assert!(rules.ignore("templates/skip.yaml", false));
+        assert!(rules.ignore("templates/.hidden", false));
+        assert!(!rules.ignore("templates/deploy.yaml", false));
+        assert!(Ignore::parse("a/**/b").is_err());
+    }
+}
