@@ -21,7 +21,9 @@ use std::rc::Rc;
 const MAX_CALL_DEPTH: usize = 100;
 /// Nesting of lists and pipelines across all the templates executing at once: what bounds
 /// the stack, since each template may nest controls and parentheses as deep as parsing lets.
-const MAX_EXEC_DEPTH: usize = 1000;
+/// An unoptimized build spends up to 5 KiB of stack per level, so this stays within half of
+/// a 2 MiB thread stack; real charts nest a few dozen levels.
+const MAX_EXEC_DEPTH: usize = 250;
 /// Longest template text quoted in a `tpl` error; Go quotes it whole.
 const MAX_QUOTED: usize = 4096;
 

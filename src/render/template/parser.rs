@@ -3,8 +3,8 @@
 //! report.
 
 use super::funcs::known_in;
-use super::set::Dialect;
 use super::lexer::{line_of, Lexer, Tok, Token};
+use super::set::Dialect;
 use super::{ErrorKind, TemplateError, MAX_DEPTH, MAX_VARIABLES};
 use serde_json::Value;
 use std::fmt;
@@ -43,7 +43,9 @@ pub(super) struct Parsed {
 
 /// Go's `parse.IsEmptyTree`: nothing but blank text (comments never reach the tree here).
 pub(super) fn is_empty_tree(nodes: &[Node]) -> bool {
-    nodes.iter().all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
+    nodes
+        .iter()
+        .all(|n| matches!(n, Node::Text(t) if t.trim().is_empty()))
 }
 
 #[derive(Debug)]

@@ -213,7 +213,11 @@ fn from_yaml(text: &str, array: bool) -> Value {
     let parsed = parse(0, text, ParseLimits::default());
     if let Some(problem) = parsed.problems.first() {
         let line = 1 + text
-            .get(..usize::try_from(problem.span.start).unwrap_or(usize::MAX).min(text.len()))
+            .get(
+                ..usize::try_from(problem.span.start)
+                    .unwrap_or(usize::MAX)
+                    .min(text.len()),
+            )
             .map_or(0, |head| head.matches('\n').count());
         let msg = format!(
             "error converting YAML to JSON: yaml: line {line}: {}",
@@ -225,7 +229,11 @@ fn from_yaml(text: &str, array: bool) -> Value {
         None => Ok(Value::Null),
         Some(doc) => yaml_node(&doc.root, 0),
     };
-    into_target(value, array, "error unmarshaling JSON: while decoding JSON: ")
+    into_target(
+        value,
+        array,
+        "error unmarshaling JSON: while decoding JSON: ",
+    )
 }
 
 fn yaml_node(node: &crate::yaml::Node, depth: usize) -> Result<Value, String> {
@@ -292,7 +300,10 @@ mod tests {
 
     #[test]
     fn decoders_follow_helm() {
-        assert_eq!(from_json("{\"a\": [1, \"x\"]}", false), json!({"a": [1.0, "x"]}));
+        assert_eq!(
+            from_json("{\"a\": [1, \"x\"]}", false),
+            json!({"a": [1.0, "x"]})
+        );
         assert_eq!(from_json("null", false), json!({}));
         assert_eq!(
             from_json("[1]", false),
