@@ -29,7 +29,9 @@ mod value;
 mod yaml;
 
 pub(crate) use json::go_json_string;
-pub use set::{helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY};
+pub use set::{
+    helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
+};
 
 use crate::render::budget::{Budget as Work, Exhausted};
 use exec::Exec;

@@ -135,6 +135,42 @@ pub fn helm_parse_order(names: &mut [String]) {
     });
 }
 
+/// Helm's rewording of an error from [`TemplateSet::add`] (engine.go `cleanupParseError`):
+/// `parse error at (FILE:LINE): msg`, keeping only the last `: `-separated part.
+pub fn helm_parse_error(filename: &str, message: &str) -> String {
+    let tokens: Vec<&str> = message.split(": ").collect();
+    match (tokens.get(1), tokens.last()) {
+        (Some(location), Some(last)) => format!("parse error at ({location}): {last}"),
+        _ => format!("parse error in ({filename}): {message}"),
+    }
+}
+
+/// Helm's rewording of an error from [`TemplateSet::execute`] (engine.go
+/// `cleanupExecError`): the message of a `fail` or `required`, however deep in `include`s,
+/// as `execution error at (FILE:LINE:COL): msg`; other errors stay as they are.
+pub fn helm_exec_error(filename: &str, message: &str) -> String {
+    const START: &str = "HELM_ERR_START";
+    const END: &str = "HELM_ERR_END";
+    // Go returns errors that are not execution errors unchanged.
+    if message.starts_with("template: no template ") {
+        return message.to_string();
+    }
+    let mut tokens = message.splitn(3, ": ");
+    let (Some(_), Some(location), Some(rest)) = (tokens.next(), tokens.next(), tokens.next())
+    else {
+        return format!("execution error in ({filename}): {message}");
+    };
+    // engine.go's `warnRegex` is greedy: from the first start marker to the last end marker.
+    let warned = rest.find(START).and_then(|start| {
+        let inner = rest.get(start + START.len()..)?;
+        inner.rfind(END).and_then(|end| inner.get(..end))
+    });
+    match warned {
+        Some(warn) => format!("execution error at ({location}): {warn}"),
+        None => message.to_string(),
+    }
+}
+
 impl TemplateSet {
     /// An empty set with the functions of `dialect`.
     pub fn new(dialect: Dialect) -> Self {
@@ -219,7 +255,9 @@ impl TemplateSet {
 
 #[cfg(test)]
 mod tests {
-    use super::{helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY};
+    use super::{
+        helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
+    };
     use crate::render::budget::{Budget as Work, Exhausted};
     use crate::render::template::{ErrorKind, TemplateError};
     use serde_json::{json, Map, Value};
@@ -729,6 +767,89 @@ mod tests {
                 .unwrap();
             assert_eq!(run, Err(ErrorKind::Limit));
         }
+    }
+
+    #[test]
+    fn pseudo_random_sets_do_not_panic() {
+        let pieces = [
+            "{{",
+            "}}",
+            "{{-",
+            "-}}",
+            " ",
+            ".",
+            "$",
+            ".Values",
+            ".Files",
+            ".Files.Get",
+            ".Chart.IsRoot",
+            "\"a.txt\"",
+            "\"x\"",
+            "\"c.name\"",
+            "define",
+            "template",
+            "block",
+            "include",
+            "tpl",
+            "required",
+            "fail",
+            "end",
+            "if",
+            "range",
+            "else",
+            "(",
+            ")",
+            "|",
+            "nindent",
+            "4",
+            "toYaml",
+            "fromYaml",
+            "fromJson",
+            "lookup",
+            "$x",
+            ":=",
+            "`{{ . }}`",
+            "`{{`",
+            "\n",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            for _ in 0..14 {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let pick = usize::try_from(seed >> 33).unwrap_or(0) % pieces.len();
+                text.push_str(pieces.get(pick).copied().unwrap_or(""));
+            }
+            for dialect in [Dialect::Helm, Dialect::ArgoCd] {
+                let mut s = TemplateSet::new(dialect);
+                let mut work = Work::new(100_000);
+                let _ = s.add("c/templates/_helpers.tpl", HELPERS, &mut work);
+                if s.add("c/templates/t.yaml", &text, &mut work).is_ok() {
+                    let _ = s.execute("c/templates/t.yaml", &values(), Some(&Chart), &mut work);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn helm_rewords_errors() {
+        let nested = "{{ define \"f\" }}\n {{ fail \"deep\" }}{{ end }}\n{{ include \"f\" . }}";
+        assert_eq!(
+            helm_exec_error("c/templates/t.yaml", &err(nested).message),
+            "execution error at (c/templates/t.yaml:3:3): deep"
+        );
+        let e = err("{{ .Values.a.b }}").message;
+        assert_eq!(helm_exec_error("c/templates/t.yaml", &e), e);
+        let mut s = TemplateSet::new(Dialect::Helm);
+        let e = s
+            .add("c/t.yaml", "\n{{ .x", &mut Work::new(100))
+            .unwrap_err();
+        assert_eq!(
+            helm_parse_error("c/t.yaml", &e.message),
+            "parse error at (c/t.yaml:2): unclosed action"
+        );
     }
 
     #[test]
