@@ -46,6 +46,8 @@ struct Fail {
     kind: Option<ErrorKind>,
     /// Already located in the template that raised it: `msg` is the whole message.
     done: bool,
+    /// Where Go places the node, when not at the start of `span`.
+    pos: Option<usize>,
 }
 
 impl From<String> for Fail {
@@ -55,6 +57,7 @@ impl From<String> for Fail {
             span: None,
             kind: None,
             done: false,
+            pos: None,
         }
     }
 }
@@ -66,6 +69,7 @@ impl Fail {
             span: Some(span),
             kind: Some(ErrorKind::Unsupported),
             done: false,
+            pos: None,
         }
     }
 
@@ -75,6 +79,7 @@ impl Fail {
             span: Some(span),
             kind: Some(ErrorKind::Limit),
             done: false,
+            pos: None,
         }
     }
 
@@ -85,7 +90,17 @@ impl Fail {
             span: Some(span),
             kind: Some(inner.kind),
             done: false,
+            pos: None,
         }
+    }
+
+    /// Places an error raised for a field chain where Go places its node; an error already
+    /// located inside (an argument's) keeps its place.
+    fn placed(mut self, at: usize) -> Fail {
+        if self.pos.is_none() && self.span.is_some_and(|(start, _)| start <= at) {
+            self.pos = Some(at);
+        }
+        self
     }
 
     fn at_span(mut self, span: Span) -> Fail {
@@ -127,6 +142,7 @@ impl<T> At<T> for Result<T, String> {
             span: Some(span),
             kind: None,
             done: false,
+            pos: None,
         })
     }
 }
@@ -172,17 +188,18 @@ fn locate(tmpl: &Tmpl, fail: Fail) -> TemplateError {
     if fail.done {
         return TemplateError::of_kind(fail.msg, kind);
     }
-    let Some((start, end)) = fail.span else {
+    let Some((first, end)) = fail.span else {
         if tmpl.name.is_empty() {
             return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
         }
         return TemplateError::of_kind(format!("template: {}: {}", tmpl.name, fail.msg), kind);
     };
     let src = &*tmpl.src;
+    let start = fail.pos.unwrap_or(first);
     let head = src.get(..start).unwrap_or(src);
     let line = 1 + head.matches('\n').count();
     let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
-    let context = snippet(src, (start, end));
+    let context = snippet(src, (first, end));
     let message = if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
         format!(
             "template: :{line}:{col}: executing at <{context}>: {}",
@@ -303,6 +320,7 @@ impl<'a, 'b> Exec<'a, 'b> {
                 span: None,
                 kind: Some(e.kind),
                 done: true,
+                pos: None,
             }
         });
         self.cur = caller;
@@ -675,14 +693,18 @@ impl<'a, 'b> Exec<'a, 'b> {
         let has_args = !rest.is_empty() || fin.is_some();
         match &first.term {
             Term::Func(name) => self.call(dot, name, rest, fin, cmd.span),
-            Term::Field(names) => self.fields(dot, dot.clone(), names, rest, fin, first.span),
+            Term::Field(names) => self
+                .fields(dot, dot.clone(), names, rest, fin, first.span)
+                .map_err(|f| f.placed(first.at)),
             Term::Var(name, names) if !names.is_empty() => {
                 let base = self.var(name).at(first.span)?;
                 self.fields(dot, base, names, rest, fin, first.span)
+                    .map_err(|f| f.placed(first.at))
             }
             Term::Chain(head, names) => {
-                let base = self.eval_arg(dot, head, first.span)?;
+                let base = self.eval_arg(dot, head, first.span, first.span.0)?;
                 self.fields(dot, base, names, rest, fin, first.span)
+                    .map_err(|f| f.placed(first.at))
             }
             Term::Nil => Err("nil is not a command".to_string()).at(first.span),
             term => {
@@ -691,28 +713,33 @@ impl<'a, 'b> Exec<'a, 'b> {
                     return Err(format!("can't give argument to non-function {shown}"))
                         .at(first.span);
                 }
-                self.eval_arg(dot, term, first.span)
+                self.eval_arg(dot, term, first.span, first.at)
             }
         }
     }
 
     /// Evaluates an operand used as an argument.
-    fn eval_arg(&mut self, dot: &Val<'a>, term: &Term, span: Span) -> Res<Val<'a>> {
+    /// `at` is where Go places a field chain's node (see [`Operand::at`]).
+    fn eval_arg(&mut self, dot: &Val<'a>, term: &Term, span: Span, at: usize) -> Res<Val<'a>> {
         self.budget.charge(1)?;
         match term {
             Term::Dot => Ok(dot.clone()),
             Term::Nil => Ok(Val::new(Value::Null)),
             Term::Const(value) => Ok(Val::Own(Rc::clone(value))),
-            Term::Field(names) => self.fields(dot, dot.clone(), names, &[], None, span),
+            Term::Field(names) => self
+                .fields(dot, dot.clone(), names, &[], None, span)
+                .map_err(|f| f.placed(at)),
             Term::Var(name, names) => {
                 let base = self.var(name).at(span)?;
                 self.fields(dot, base, names, &[], None, span)
+                    .map_err(|f| f.placed(at))
             }
             Term::Func(name) => self.call(dot, name, &[], None, span),
             Term::Pipe(pipe) => self.pipeline(dot, pipe),
             Term::Chain(head, names) => {
-                let base = self.eval_arg(dot, head, span)?;
+                let base = self.eval_arg(dot, head, span, span.0)?;
                 self.fields(dot, base, names, &[], None, span)
+                    .map_err(|f| f.placed(at))
             }
         }
     }
@@ -739,7 +766,7 @@ impl<'a, 'b> Exec<'a, 'b> {
                     let mut args = Vec::new();
                     if last {
                         for param in rest {
-                            args.push(self.eval_arg(dot, &param.term, param.span)?);
+                            args.push(self.eval_arg(dot, &param.term, param.span, param.at)?);
                         }
                         args.extend(fin.take());
                     }
@@ -859,7 +886,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
         let mut args = Vec::with_capacity(params.len() + 1);
         for param in params {
-            args.push(self.eval_arg(dot, &param.term, param.span)?);
+            args.push(self.eval_arg(dot, &param.term, param.span, param.at)?);
         }
         args.extend(fin);
         // Functions scan their string arguments (`contains`, `eq`, `sha256sum`, ...).
@@ -915,7 +942,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
         let mut last = Val::Missing;
         for param in params {
-            let value = self.eval_arg(dot, &param.term, param.span)?;
+            let value = self.eval_arg(dot, &param.term, param.span, param.at)?;
             if truth(&value) == is_or {
                 return Ok(value);
             }
@@ -953,6 +980,10 @@ mod tests {
         assert!(err.message.contains("<.nope>"), "{}", err.message);
         let err = render_go("{{ .path.nope }}", &data(), true).unwrap_err();
         assert!(err.message.contains("map has no entry for key \"nope\""));
+        // Go places a field chain at its second field.
+        assert!(err
+            .message
+            .starts_with("template: :1:8: executing at <.path.nope>"));
         assert_eq!(
             render_go("{{ .path.basename }}", &data(), true).unwrap(),
             "foo"

@@ -73,6 +73,9 @@ pub(super) struct Cmd {
 pub(super) struct Operand {
     pub(super) term: Term,
     pub(super) span: Span,
+    /// Where Go places the node: for `.a.b.c` or `$x.a`, at the first field after the term
+    /// (parse.go `operand` builds the node at its chain's position).
+    pub(super) at: usize,
 }
 
 #[derive(Debug)]
@@ -629,6 +632,11 @@ impl<'s> Parser<'s> {
             return Ok(None);
         };
         let mut fields = Vec::new();
+        let at = if matches!(self.cur().tok, Tok::Field(_)) {
+            self.cur().start
+        } else {
+            start
+        };
         while let Tok::Field(name) = &self.cur().tok {
             fields.push(name.clone());
             self.next();
@@ -641,6 +649,7 @@ impl<'s> Parser<'s> {
         Ok(Some(Operand {
             term,
             span: (start, self.prev_end()),
+            at,
         }))
     }
 

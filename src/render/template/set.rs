@@ -455,7 +455,7 @@ mod tests {
             e.message.starts_with(
                 "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <tpl \"{{ .Values.a.b }}\" .>: \
                  error calling tpl: error during tpl function execution for \"{{ .Values.a.b }}\": \
-                 template: gotpl:1:"
+                 template: gotpl:1:10: "
             ),
             "{}",
             e.message
@@ -544,7 +544,7 @@ mod tests {
         }
         // missingkey=zero: a field of a missing value is Helm's familiar nil pointer error.
         let e = err("{{ .Values.nope.deeper }}");
-        assert!(e.message.starts_with("template: c/templates/t.yaml:1:"));
+        assert!(e.message.starts_with("template: c/templates/t.yaml:1:10: "));
         assert!(e.message.ends_with(
             "executing \"c/templates/t.yaml\" at <.Values.nope.deeper>: nil pointer evaluating interface {}.deeper"
         ), "{}", e.message);
