@@ -195,25 +195,26 @@ fn locate(tmpl: &Tmpl, fail: Fail) -> TemplateError {
         return TemplateError::of_kind(format!("template: {}: {}", tmpl.name, fail.msg), kind);
     };
     let src = &*tmpl.src;
-    let start = fail.pos.unwrap_or(first);
+    let context = snippet(src, (first, end));
+    let message = located(tmpl, fail.pos.unwrap_or(first), &context, &fail.msg);
+    TemplateError::of_kind(message, kind)
+}
+
+/// The message of an error at `start` in `tmpl`, raised by the node Go prints as `context`.
+fn located(tmpl: &Tmpl, start: usize, context: &str, msg: &str) -> String {
+    let src = &*tmpl.src;
     let head = src.get(..start).unwrap_or(src);
     let line = 1 + head.matches('\n').count();
     let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
-    let context = snippet(src, (first, end));
-    let message = if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
-        format!(
-            "template: :{line}:{col}: executing at <{context}>: {}",
-            fail.msg
-        )
+    if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
+        format!("template: :{line}:{col}: executing at <{context}>: {msg}")
     } else {
         format!(
-            "template: {}:{line}:{col}: executing {} at <{context}>: {}",
+            "template: {}:{line}:{col}: executing {} at <{context}>: {msg}",
             tmpl.parse_name,
-            go_quote(&tmpl.name),
-            fail.msg
+            go_quote(&tmpl.name)
         )
-    };
-    TemplateError::of_kind(message, kind)
+    }
 }
 
 /// Text for an error message, cut short past [`MAX_QUOTED`] bytes.
@@ -418,13 +419,29 @@ impl<'a, 'b> Exec<'a, 'b> {
 
     /// Go's `walkTemplate`: variables the pipeline declares stay in the caller's scope.
     fn template(&mut self, dot: &Val<'a>, call: &TemplateCall) -> Res<()> {
+        // Go prints the node as `{{template "name" pipeline}}`.
+        let node_error = |this: &Self, msg: String, kind: ErrorKind| {
+            let pipe = call
+                .pipe
+                .as_ref()
+                .map(|p| format!(" {}", snippet(&this.cur.src, p.span)))
+                .unwrap_or_default();
+            let context = format!("{{{{template {}{pipe}}}}}", go_quote(&call.name));
+            Fail {
+                msg: located(&this.cur, call.span.0, &context, &msg),
+                span: None,
+                kind: Some(kind),
+                done: true,
+                pos: None,
+            }
+        };
         let Some(tmpl) = self.defs.get(&call.name).cloned() else {
             let msg = format!("template {} not defined", go_quote(&call.name));
-            return Err(Fail::from(msg).at_span(call.span));
+            return Err(node_error(self, msg, ErrorKind::Invalid));
         };
         if self.calls >= MAX_CALL_DEPTH {
             let msg = format!("exceeded maximum template depth ({MAX_CALL_DEPTH})");
-            return Err(Fail::limit(msg, call.span));
+            return Err(node_error(self, msg, ErrorKind::Limit));
         }
         let value = match &call.pipe {
             Some(pipe) => self.pipeline(dot, pipe)?,

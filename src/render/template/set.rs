@@ -688,7 +688,7 @@ mod tests {
         let e = helm_with(&[main]).unwrap_err();
         assert_eq!(
             e.message,
-            "template: c/templates/x.yaml:2:12: executing \"c/templates/x.yaml\" at <\"nope\">: template \"nope\" not defined"
+            "template: c/templates/x.yaml:2:12: executing \"c/templates/x.yaml\" at <{{template \"nope\" .}}>: template \"nope\" not defined"
         );
         let s = set(Dialect::Helm, &[main]);
         let e = s
