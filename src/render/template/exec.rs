@@ -779,7 +779,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             let next = match self.host_method(&receiver, name) {
-                Some((host, map)) => {
+                Some(host) => {
                     let mut args = Vec::new();
                     if last {
                         for param in rest {
@@ -787,7 +787,7 @@ impl<'a, 'b> Exec<'a, 'b> {
                         }
                         args.extend(fin.take());
                     }
-                    self.host_call(host, &map, name, &args).at(span)?
+                    self.host_call(host, &receiver, name, &args).at(span)?
                 }
                 None => self.field(&receiver, name, last && has_args).at(span)?,
             };
@@ -796,16 +796,12 @@ impl<'a, 'b> Exec<'a, 'b> {
         Ok(receiver)
     }
 
-    /// The host and the receiver when `.name` on `receiver` is a method call (see [`Host`]).
-    fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<(&'b dyn Host, Rc<Value>)> {
+    /// The host, when `.name` on `receiver` is a method call (see [`Host`]).
+    fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<&'b dyn Host> {
         let host = self.host?;
         match receiver.value() {
             Some(Value::Object(map)) if map.contains_key(HOST_KEY) && !map.contains_key(name) => {
-                let owned = match receiver {
-                    Val::Own(rc) => Rc::clone(rc),
-                    _ => Rc::new(Value::Object(map.clone())),
-                };
-                Some((host, owned))
+                Some(host)
             }
             _ => None,
         }
@@ -814,11 +810,11 @@ impl<'a, 'b> Exec<'a, 'b> {
     fn host_call(
         &mut self,
         host: &dyn Host,
-        receiver: &Value,
+        receiver: &Val<'a>,
         name: &str,
         args: &[Val<'a>],
     ) -> Result<Val<'a>, String> {
-        let Value::Object(map) = receiver else {
+        let Some(Value::Object(map)) = receiver.value() else {
             return Err(format!("can't evaluate field {name}"));
         };
         let mut total = 0usize;
