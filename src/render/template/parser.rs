@@ -34,7 +34,7 @@ pub(super) struct TemplateCall {
 }
 
 /// One parse: the text's own tree and the `define`s (and `block`s) it holds, in the order
-/// text/template's tree set keeps them (see [`Parsed::define`]).
+/// text/template's tree set keeps them (see `Parser::add_define`).
 #[derive(Debug, Default)]
 pub(super) struct Parsed {
     pub(super) root: Vec<Node>,

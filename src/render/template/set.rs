@@ -737,11 +737,9 @@ mod tests {
         // Deep nesting in every level of a deep recursion stays on a small stack.
         let nest = 95;
         let body = format!(
-            "{}{}{{{{ include \"r\" (add . 1) }}}}{}{}",
+            "{}{{{{ include \"r\" (add . 1) }}}}{}",
             "{{ if true }}".repeat(nest),
-            "{{ (".repeat(0),
             "{{ end }}".repeat(nest),
-            ""
         );
         let parens = format!(
             "{{{{ {}include \"p\" .{} }}}}",
