@@ -148,6 +148,57 @@ pub fn render_template(data: &[u8]) {
         ),
         Err(e) => assert!(e.message.starts_with("template: "), "{:?}", e.message),
     }
+    template_set(&text);
+}
+
+/// Answers `.Files.Get` with the name asked for, and fails every other method.
+struct FuzzHost;
+
+impl template::Host for FuzzHost {
+    fn call(
+        &self,
+        _receiver: &serde_json::Map<String, serde_json::Value>,
+        method: &str,
+        args: &[serde_json::Value],
+    ) -> Result<serde_json::Value, String> {
+        match (method, args) {
+            ("Get", [serde_json::Value::String(name)]) => Ok(name.as_str().into()),
+            _ => Err(format!("no method {method}")),
+        }
+    }
+}
+
+/// The text as two files of one chart, split at the first NUL byte (the first defines what
+/// the second includes), in both dialects, each file executed on its own.
+fn template_set(text: &str) {
+    let (helpers, main) = text.split_once('\0').unwrap_or(("", text));
+    let value = serde_json::json!({
+        "Values": {"name": "x", "list": [1, "a"], "nothing": null},
+        "Release": {"Name": "rel"},
+        "Files": {template::HOST_KEY: "files"},
+    });
+    for dialect in [template::Dialect::Helm, template::Dialect::ArgoCd] {
+        let mut set = template::TemplateSet::new(dialect);
+        let mut work = Budget::new(UNIT_STEPS);
+        let files = [
+            ("c/templates/_helpers.tpl", helpers),
+            ("c/templates/a.yaml", main),
+        ];
+        for (name, file) in files {
+            if let Err(e) = set.add(name, file, &mut work) {
+                assert!(e.message.starts_with("template: "), "{:?}", e.message);
+            }
+        }
+        for (name, _) in files {
+            match set.execute(name, &value, Some(&FuzzHost), &mut work) {
+                Ok(out) => assert!(
+                    out.len() <= template::MAX_FIELD_OUTPUT,
+                    "output past the bound"
+                ),
+                Err(e) => assert!(e.message.starts_with("template: "), "{:?}", e.message),
+            }
+        }
+    }
 }
 
 /// A repository packed into one input: every line that starts with `@@ ` names the file the

@@ -21,7 +21,9 @@ use std::rc::Rc;
 const MAX_CALL_DEPTH: usize = 100;
 /// Nesting of lists and pipelines across all the templates executing at once: what bounds
 /// the stack, since each template may nest controls and parentheses as deep as parsing lets.
-const MAX_EXEC_DEPTH: usize = 1000;
+/// An unoptimized build spends up to 5 KiB of stack per level, so this stays within half of
+/// a 2 MiB thread stack; real charts nest a few dozen levels.
+const MAX_EXEC_DEPTH: usize = 250;
 /// Longest template text quoted in a `tpl` error; Go quotes it whole.
 const MAX_QUOTED: usize = 4096;
 
@@ -44,6 +46,8 @@ struct Fail {
     kind: Option<ErrorKind>,
     /// Already located in the template that raised it: `msg` is the whole message.
     done: bool,
+    /// Where Go places the node, when not at the start of `span`.
+    pos: Option<usize>,
 }
 
 impl From<String> for Fail {
@@ -53,6 +57,7 @@ impl From<String> for Fail {
             span: None,
             kind: None,
             done: false,
+            pos: None,
         }
     }
 }
@@ -64,6 +69,7 @@ impl Fail {
             span: Some(span),
             kind: Some(ErrorKind::Unsupported),
             done: false,
+            pos: None,
         }
     }
 
@@ -73,6 +79,7 @@ impl Fail {
             span: Some(span),
             kind: Some(ErrorKind::Limit),
             done: false,
+            pos: None,
         }
     }
 
@@ -83,7 +90,17 @@ impl Fail {
             span: Some(span),
             kind: Some(inner.kind),
             done: false,
+            pos: None,
         }
+    }
+
+    /// Places an error raised for a field chain where Go places its node; an error already
+    /// located inside (an argument's) keeps its place.
+    fn placed(mut self, at: usize) -> Fail {
+        if self.pos.is_none() && self.span.is_some_and(|(start, _)| start <= at) {
+            self.pos = Some(at);
+        }
+        self
     }
 
     fn at_span(mut self, span: Span) -> Fail {
@@ -125,6 +142,7 @@ impl<T> At<T> for Result<T, String> {
             span: Some(span),
             kind: None,
             done: false,
+            pos: None,
         })
     }
 }
@@ -170,31 +188,33 @@ fn locate(tmpl: &Tmpl, fail: Fail) -> TemplateError {
     if fail.done {
         return TemplateError::of_kind(fail.msg, kind);
     }
-    let Some((start, end)) = fail.span else {
+    let Some((first, end)) = fail.span else {
         if tmpl.name.is_empty() {
             return TemplateError::of_kind(format!("template: {}", fail.msg), kind);
         }
         return TemplateError::of_kind(format!("template: {}: {}", tmpl.name, fail.msg), kind);
     };
     let src = &*tmpl.src;
+    let context = snippet(src, (first, end));
+    let message = located(tmpl, fail.pos.unwrap_or(first), &context, &fail.msg);
+    TemplateError::of_kind(message, kind)
+}
+
+/// The message of an error at `start` in `tmpl`, raised by the node Go prints as `context`.
+fn located(tmpl: &Tmpl, start: usize, context: &str, msg: &str) -> String {
+    let src = &*tmpl.src;
     let head = src.get(..start).unwrap_or(src);
     let line = 1 + head.matches('\n').count();
     let col = head.rfind('\n').map_or(start, |nl| start - nl - 1);
-    let context = snippet(src, (start, end));
-    let message = if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
-        format!(
-            "template: :{line}:{col}: executing at <{context}>: {}",
-            fail.msg
-        )
+    if tmpl.name.is_empty() && tmpl.parse_name.is_empty() {
+        format!("template: :{line}:{col}: executing at <{context}>: {msg}")
     } else {
         format!(
-            "template: {}:{line}:{col}: executing {} at <{context}>: {}",
+            "template: {}:{line}:{col}: executing {} at <{context}>: {msg}",
             tmpl.parse_name,
-            go_quote(&tmpl.name),
-            fail.msg
+            go_quote(&tmpl.name)
         )
-    };
-    TemplateError::of_kind(message, kind)
+    }
 }
 
 /// Text for an error message, cut short past [`MAX_QUOTED`] bytes.
@@ -366,6 +386,7 @@ impl<'a, 'b> Exec<'a, 'b> {
                 span: None,
                 kind: Some(e.kind),
                 done: true,
+                pos: None,
             }
         });
         self.cur = caller;
@@ -476,13 +497,29 @@ impl<'a, 'b> Exec<'a, 'b> {
 
     /// Go's `walkTemplate`: variables the pipeline declares stay in the caller's scope.
     fn template(&mut self, dot: &Val<'a>, call: &TemplateCall) -> Res<()> {
+        // Go prints the node as `{{template "name" pipeline}}`.
+        let node_error = |this: &Self, msg: String, kind: ErrorKind| {
+            let pipe = call
+                .pipe
+                .as_ref()
+                .map(|p| format!(" {}", snippet(&this.cur.src, p.span)))
+                .unwrap_or_default();
+            let context = format!("{{{{template {}{pipe}}}}}", go_quote(&call.name));
+            Fail {
+                msg: located(&this.cur, call.span.0, &context, &msg),
+                span: None,
+                kind: Some(kind),
+                done: true,
+                pos: None,
+            }
+        };
         let Some(tmpl) = self.defs.get(&call.name).cloned() else {
             let msg = format!("template {} not defined", go_quote(&call.name));
-            return Err(Fail::from(msg).at_span(call.span));
+            return Err(node_error(self, msg, ErrorKind::Invalid));
         };
         if self.calls >= MAX_CALL_DEPTH {
             let msg = format!("exceeded maximum template depth ({MAX_CALL_DEPTH})");
-            return Err(Fail::limit(msg, call.span));
+            return Err(node_error(self, msg, ErrorKind::Limit));
         }
         let value = match &call.pipe {
             Some(pipe) => self.pipeline(dot, pipe)?,
@@ -751,14 +788,18 @@ impl<'a, 'b> Exec<'a, 'b> {
         let has_args = !rest.is_empty() || fin.is_some();
         match &first.term {
             Term::Func(name) => self.call(dot, name, rest, fin, cmd.span),
-            Term::Field(names) => self.fields(dot, dot.clone(), names, rest, fin, first.span),
+            Term::Field(names) => self
+                .fields(dot, dot.clone(), names, rest, fin, first.span)
+                .map_err(|f| f.placed(first.at)),
             Term::Var(name, names) if !names.is_empty() => {
                 let base = self.var(name).at(first.span)?;
                 self.fields(dot, base, names, rest, fin, first.span)
+                    .map_err(|f| f.placed(first.at))
             }
             Term::Chain(head, names) => {
-                let base = self.eval_arg(dot, head, first.span)?;
+                let base = self.eval_arg(dot, head, first.span, first.span.0)?;
                 self.fields(dot, base, names, rest, fin, first.span)
+                    .map_err(|f| f.placed(first.at))
             }
             Term::Nil => Err("nil is not a command".to_string()).at(first.span),
             term => {
@@ -767,28 +808,33 @@ impl<'a, 'b> Exec<'a, 'b> {
                     return Err(format!("can't give argument to non-function {shown}"))
                         .at(first.span);
                 }
-                self.eval_arg(dot, term, first.span)
+                self.eval_arg(dot, term, first.span, first.at)
             }
         }
     }
 
     /// Evaluates an operand used as an argument.
-    fn eval_arg(&mut self, dot: &Val<'a>, term: &Term, span: Span) -> Res<Val<'a>> {
+    /// `at` is where Go places a field chain's node (see [`Operand::at`]).
+    fn eval_arg(&mut self, dot: &Val<'a>, term: &Term, span: Span, at: usize) -> Res<Val<'a>> {
         self.budget.charge(1)?;
         match term {
             Term::Dot => Ok(dot.clone()),
             Term::Nil => Ok(Val::new(Value::Null)),
             Term::Const(value) => Ok(Val::Own(Rc::clone(value))),
-            Term::Field(names) => self.fields(dot, dot.clone(), names, &[], None, span),
+            Term::Field(names) => self
+                .fields(dot, dot.clone(), names, &[], None, span)
+                .map_err(|f| f.placed(at)),
             Term::Var(name, names) => {
                 let base = self.var(name).at(span)?;
                 self.fields(dot, base, names, &[], None, span)
+                    .map_err(|f| f.placed(at))
             }
             Term::Func(name) => self.call(dot, name, &[], None, span),
             Term::Pipe(pipe) => self.pipeline(dot, pipe),
             Term::Chain(head, names) => {
-                let base = self.eval_arg(dot, head, span)?;
+                let base = self.eval_arg(dot, head, span, span.0)?;
                 self.fields(dot, base, names, &[], None, span)
+                    .map_err(|f| f.placed(at))
             }
         }
     }
@@ -811,15 +857,15 @@ impl<'a, 'b> Exec<'a, 'b> {
         for (i, name) in names.iter().enumerate() {
             let last = i + 1 == names.len();
             let next = match self.host_method(&receiver, name) {
-                Some((host, map)) => {
+                Some(host) => {
                     let mut args = Vec::new();
                     if last {
                         for param in rest {
-                            args.push(self.eval_arg(dot, &param.term, param.span)?);
+                            args.push(self.eval_arg(dot, &param.term, param.span, param.at)?);
                         }
                         args.extend(fin.take());
                     }
-                    self.host_call(host, &map, name, &args).at(span)?
+                    self.host_call(host, &receiver, name, &args).at(span)?
                 }
                 None => self.field(&receiver, name, last && has_args).at(span)?,
             };
@@ -828,16 +874,12 @@ impl<'a, 'b> Exec<'a, 'b> {
         Ok(receiver)
     }
 
-    /// The host and the receiver when `.name` on `receiver` is a method call (see [`Host`]).
-    fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<(&'b dyn Host, Rc<Value>)> {
+    /// The host, when `.name` on `receiver` is a method call (see [`Host`]).
+    fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<&'b dyn Host> {
         let host = self.host?;
         match receiver.value() {
             Some(Value::Object(map)) if map.contains_key(HOST_KEY) && !map.contains_key(name) => {
-                let owned = match receiver {
-                    Val::Own(rc) => Rc::clone(rc),
-                    _ => Rc::new(Value::Object(map.clone())),
-                };
-                Some((host, owned))
+                Some(host)
             }
             _ => None,
         }
@@ -846,11 +888,11 @@ impl<'a, 'b> Exec<'a, 'b> {
     fn host_call(
         &mut self,
         host: &dyn Host,
-        receiver: &Value,
+        receiver: &Val<'a>,
         name: &str,
         args: &[Val<'a>],
     ) -> Result<Val<'a>, String> {
-        let Value::Object(map) = receiver else {
+        let Some(Value::Object(map)) = receiver.value() else {
             return Err(format!("can't evaluate field {name}"));
         };
         let mut total = 0usize;
@@ -935,7 +977,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
         let mut args = Vec::with_capacity(params.len() + 1);
         for param in params {
-            args.push(self.eval_arg(dot, &param.term, param.span)?);
+            args.push(self.eval_arg(dot, &param.term, param.span, param.at)?);
         }
         args.extend(fin);
         // Functions scan their string arguments (`contains`, `eq`, `sha256sum`, ...).
@@ -991,7 +1033,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
         let mut last = Val::Missing;
         for param in params {
-            let value = self.eval_arg(dot, &param.term, param.span)?;
+            let value = self.eval_arg(dot, &param.term, param.span, param.at)?;
             if truth(&value) == is_or {
                 return Ok(value);
             }
@@ -1029,6 +1071,10 @@ mod tests {
         assert!(err.message.contains("<.nope>"), "{}", err.message);
         let err = render_go("{{ .path.nope }}", &data(), true).unwrap_err();
         assert!(err.message.contains("map has no entry for key \"nope\""));
+        // Go places a field chain at its second field.
+        assert!(err
+            .message
+            .starts_with("template: :1:8: executing at <.path.nope>"));
         assert_eq!(
             render_go("{{ .path.basename }}", &data(), true).unwrap(),
             "foo"

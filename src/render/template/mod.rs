@@ -10,10 +10,15 @@
 //! `path` package) are written out here, since what matters is Go's exact text. Base64 and
 //! SHA-256 come from the `base64` and `sha2` crates, with Go's error messages on top.
 //!
+//! The same engine renders Helm charts: a [`TemplateSet`] holds a chart's files and the
+//! templates they `define`, and [`Dialect::Helm`] gives Helm's function table (`include`,
+//! `tpl`, `required`, ...) and its handling of missing values; Go values with methods
+//! (`.Files`, `.Capabilities`) are JSON objects a [`Host`] answers for.
+//!
 //! The stages follow Go's own packages: `lexer` and `parser` (text/template/parse), `exec`
 //! (text/template's executor) over the values of `value`, which also holds the work accounting;
-//! `format`, `printf`, `json` and `yaml` write values out; `funcs` holds the function table and
-//! its families.
+//! `set` holds named templates (text/template's `Template`); `format`, `printf`, `json` and
+//! `yaml` write values out; `funcs` holds the function tables and their families.
 
 mod exec;
 mod format;
@@ -30,7 +35,9 @@ mod yaml;
 
 pub use exec::Piece;
 pub(crate) use json::go_json_string;
-pub use set::{helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY};
+pub use set::{
+    helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
+};
 
 use crate::render::budget::{Budget as Work, Exhausted};
 use exec::Exec;

@@ -35,7 +35,7 @@ pub(super) struct TemplateCall {
 }
 
 /// One parse: the text's own tree and the `define`s (and `block`s) it holds, in the order
-/// text/template's tree set keeps them (see [`Parsed::define`]).
+/// text/template's tree set keeps them (see `Parser::add_define`).
 #[derive(Debug, Default)]
 pub(super) struct Parsed {
     pub(super) root: Vec<Node>,
@@ -74,6 +74,9 @@ pub(super) struct Cmd {
 pub(super) struct Operand {
     pub(super) term: Term,
     pub(super) span: Span,
+    /// Where Go places the node: for `.a.b.c` or `$x.a`, at the first field after the term
+    /// (parse.go `operand` builds the node at its chain's position).
+    pub(super) at: usize,
 }
 
 #[derive(Debug)]
@@ -630,6 +633,11 @@ impl<'s> Parser<'s> {
             return Ok(None);
         };
         let mut fields = Vec::new();
+        let at = if matches!(self.cur().tok, Tok::Field(_)) {
+            self.cur().start
+        } else {
+            start
+        };
         while let Tok::Field(name) = &self.cur().tok {
             fields.push(name.clone());
             self.next();
@@ -642,6 +650,7 @@ impl<'s> Parser<'s> {
         Ok(Some(Operand {
             term,
             span: (start, self.prev_end()),
+            at,
         }))
     }
 

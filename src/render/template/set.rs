@@ -135,6 +135,42 @@ pub fn helm_parse_order(names: &mut [String]) {
     });
 }
 
+/// Helm's rewording of an error from [`TemplateSet::add`] (engine.go `cleanupParseError`):
+/// `parse error at (FILE:LINE): msg`, keeping only the last `: `-separated part.
+pub fn helm_parse_error(filename: &str, message: &str) -> String {
+    let tokens: Vec<&str> = message.split(": ").collect();
+    match (tokens.get(1), tokens.last()) {
+        (Some(location), Some(last)) => format!("parse error at ({location}): {last}"),
+        _ => format!("parse error in ({filename}): {message}"),
+    }
+}
+
+/// Helm's rewording of an error from [`TemplateSet::execute`] (engine.go
+/// `cleanupExecError`): the message of a `fail` or `required`, however deep in `include`s,
+/// as `execution error at (FILE:LINE:COL): msg`; other errors stay as they are.
+pub fn helm_exec_error(filename: &str, message: &str) -> String {
+    const START: &str = "HELM_ERR_START";
+    const END: &str = "HELM_ERR_END";
+    // Go returns errors that are not execution errors unchanged.
+    if message.starts_with("template: no template ") {
+        return message.to_string();
+    }
+    let mut tokens = message.splitn(3, ": ");
+    let (Some(_), Some(location), Some(rest)) = (tokens.next(), tokens.next(), tokens.next())
+    else {
+        return format!("execution error in ({filename}): {message}");
+    };
+    // engine.go's `warnRegex` is greedy: from the first start marker to the last end marker.
+    let warned = rest.find(START).and_then(|start| {
+        let inner = rest.get(start + START.len()..)?;
+        inner.rfind(END).and_then(|end| inner.get(..end))
+    });
+    match warned {
+        Some(warn) => format!("execution error at ({location}): {warn}"),
+        None => message.to_string(),
+    }
+}
+
 impl TemplateSet {
     /// An empty set with the functions of `dialect`.
     pub fn new(dialect: Dialect) -> Self {
@@ -256,4 +292,625 @@ fn delete_no_value(out: String, mut pieces: Vec<Piece>) -> (String, Vec<Piece>) 
         p.out = p.out.saturating_sub(before * GONE.len());
     }
     (out.replace(GONE, ""), pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{
+        helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
+    };
+    use crate::render::budget::{Budget as Work, Exhausted};
+    use crate::render::template::{ErrorKind, TemplateError};
+    use serde_json::{json, Map, Value};
+
+    /// Helm's `.Files` (a few files), `.Capabilities.APIVersions` and `.Chart.IsRoot`.
+    struct Chart;
+
+    impl Host for Chart {
+        fn call(
+            &self,
+            receiver: &Map<String, Value>,
+            method: &str,
+            args: &[Value],
+        ) -> Result<Value, String> {
+            let files = receiver.get("files").and_then(Value::as_object);
+            match (receiver.get(HOST_KEY).and_then(Value::as_str), method, args) {
+                (Some("files"), "Get", [Value::String(name)]) => Ok(files
+                    .and_then(|f| f.get(name))
+                    .cloned()
+                    .unwrap_or_else(|| json!(""))),
+                (Some("files"), "Glob", [Value::String(prefix)]) => {
+                    let prefix = prefix.trim_end_matches('*');
+                    let kept: Map<String, Value> = files
+                        .into_iter()
+                        .flatten()
+                        .filter(|(k, _)| k.starts_with(prefix))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    Ok(json!({HOST_KEY: "files", "files": kept}))
+                }
+                (Some("files"), "AsConfig", []) => Ok(Value::String(
+                    files
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, v)| {
+                            let name = k.rsplit('/').next().unwrap_or(k);
+                            format!("{name}: {}", v.as_str().unwrap_or(""))
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                )),
+                (Some("versions"), "Has", [Value::String(v)]) => Ok(Value::Bool(
+                    receiver["list"].as_array().unwrap().contains(&json!(v)),
+                )),
+                (Some("chart"), "IsRoot", []) => Ok(json!(true)),
+                (_, _, args) => Err(format!("{method} cannot take {} arguments", args.len())),
+            }
+        }
+    }
+
+    fn values() -> Value {
+        json!({
+            "Values": {"tier": "web", "empty": "", "list": ["a", "b"]},
+            "Release": {"Name": "rel", "Namespace": "ns"},
+            "Chart": {HOST_KEY: "chart", "Name": "podinfo"},
+            "Files": {HOST_KEY: "files", "files": {"a.txt": "hello", "conf/x.ini": "x=1", "conf/y.ini": "y=2"}},
+            "Capabilities": {"APIVersions": {HOST_KEY: "versions", "list": ["v1", "apps/v1"]}},
+        })
+    }
+
+    const HELPERS: &str = "{{- define \"c.name\" -}}{{ .Chart.Name }}{{- end -}}\n\
+        {{- define \"c.labels\" -}}\napp: {{ include \"c.name\" . }}\n\
+        tier: {{ .Values.tier | default \"none\" }}\n{{- end -}}\n";
+
+    fn set(dialect: Dialect, files: &[(&str, &str)]) -> TemplateSet {
+        let mut set = TemplateSet::new(dialect);
+        let mut work = Work::new(1_000_000);
+        for (name, text) in files {
+            if let Err(e) = set.add(name, text, &mut work) {
+                panic!("{name}: {}", e.message);
+            }
+        }
+        set
+    }
+
+    /// Renders `main` in a Helm chart that also has the helpers above.
+    fn helm(main: &str) -> Result<String, TemplateError> {
+        helm_with(&[
+            ("c/templates/_helpers.tpl", HELPERS),
+            ("c/templates/t.yaml", main),
+        ])
+    }
+
+    fn helm_with(files: &[(&str, &str)]) -> Result<String, TemplateError> {
+        let set = set(Dialect::Helm, files);
+        let last = files.last().map_or("", |f| f.0);
+        set.execute(last, &values(), Some(&Chart), &mut Work::new(1_000_000))
+    }
+
+    fn ok(main: &str) -> String {
+        helm(main).unwrap_or_else(|e| panic!("{main:?}: {}", e.message))
+    }
+
+    fn err(main: &str) -> TemplateError {
+        match helm(main) {
+            Ok(out) => panic!("{main:?} rendered {out:?}"),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn define_template_block_include() {
+        for (main, want) in [
+            (
+                "metadata:\n  labels:\n    {{- include \"c.labels\" . | nindent 4 }}\n",
+                "metadata:\n  labels:\n    app: podinfo\n    tier: web\n",
+            ),
+            ("{{ include \"c.labels\" . | indent 2 }}", "  app: podinfo\n  tier: web"),
+            ("[{{ template \"c.name\" . }}]", "[podinfo]"),
+            // A template sees only its dot and `$` (its dot), not the caller's variables.
+            (
+                "{{ define \"t\" }}({{ . }}{{ $ }}){{ end }}{{ template \"t\" \"x\" }}",
+                "(xx)",
+            ),
+            // No pipeline: dot is nothing, which Helm prints as nothing.
+            ("{{ define \"t\" }}({{ . }}){{ end }}{{ template \"t\" }}", "()"),
+            // Variables the pipeline declares stay in scope.
+            (
+                "{{ define \"t\" }}{{ . }}{{ end }}{{ template \"t\" $v := 1 }}{{ $v }}",
+                "11",
+            ),
+            (
+                "{{ block \"b\" .Values }}tier={{ .tier }}{{ end }}",
+                "tier=web",
+            ),
+            (
+                "{{ $x := include \"c.name\" . }}{{ $x | upper }}",
+                "PODINFO",
+            ),
+            (
+                "{{ define \"n\" }}{{ if . }}{{ . }}{{ include \"n\" (sub . 1) }}{{ end }}{{ end }}{{ include \"n\" 3 }}",
+                "321",
+            ),
+        ] {
+            assert_eq!(ok(main), want, "{main:?}");
+        }
+        // The block's body is a define: a file parsed later replaces it.
+        let block = ("c/templates/b.yaml", "{{ block \"b\" . }}default{{ end }}");
+        let other = ("c/templates/a.yaml", "{{ define \"b\" }}override{{ end }}");
+        let s = set(Dialect::Helm, &[block, other]);
+        let out = s.execute(
+            "c/templates/b.yaml",
+            &values(),
+            None,
+            &mut Work::new(10_000),
+        );
+        assert_eq!(out.unwrap(), "override");
+        let s = set(Dialect::Helm, &[other, block]);
+        let out = s.execute(
+            "c/templates/b.yaml",
+            &values(),
+            None,
+            &mut Work::new(10_000),
+        );
+        assert_eq!(out.unwrap(), "default");
+        // An empty define never replaces a full one.
+        let empty = ("x", "{{ define \"c.name\" }} {{ end }}");
+        let main = ("y", "{{ include \"c.name\" . }}");
+        let s = set(Dialect::Helm, &[("h", HELPERS), empty, main]);
+        let out = s.execute("y", &values(), Some(&Chart), &mut Work::new(10_000));
+        assert_eq!(out.unwrap(), "podinfo");
+        assert!(s.has("c.labels") && s.has("x") && !s.has("nope"));
+    }
+
+    #[test]
+    fn tpl_parses_in_a_copy_of_the_set() {
+        for (main, want) in [
+            ("{{ tpl \"{{ .Values.tier }}-{{ .Release.Name }}\" . }}", "web-rel"),
+            ("{{ tpl \"{{ include \\\"c.name\\\" . }}\" . }}", "podinfo"),
+            ("{{ tpl \"{{ . }}\" .Values.tier }}", "web"),
+            ("{{ tpl \"[{{ .nope }}]\" .Values }}", "[]"),
+            (
+                "{{ tpl \"{{ define \\\"x\\\" }}X{{ end }}{{ include \\\"x\\\" . }}\" . }}",
+                "X",
+            ),
+            // tpl inside tpl sees the templates the outer text defines.
+            (
+                "{{ tpl \"{{ define \\\"x\\\" }}X{{ end }}{{ tpl `{{ include \\\"x\\\" . }}` . }}\" . }}",
+                "X",
+            ),
+        ] {
+            assert_eq!(ok(main), want, "{main:?}");
+        }
+        // What tpl defines is gone once it returns.
+        let e = err("{{ tpl \"{{ define \\\"x\\\" }}X{{ end }}\" . }}{{ include \"x\" . }}");
+        assert!(
+            e.message.ends_with(
+                "error calling include: template: no template \"x\" associated with template \"gotpl\""
+            ),
+            "{}",
+            e.message
+        );
+        let e = err("{{ tpl \"{{ .Values.a.b }}\" . }}");
+        assert!(
+            e.message.starts_with(
+                "template: c/templates/t.yaml:1:3: executing \"c/templates/t.yaml\" at <tpl \"{{ .Values.a.b }}\" .>: \
+                 error calling tpl: error during tpl function execution for \"{{ .Values.a.b }}\": \
+                 template: gotpl:1:10: "
+            ),
+            "{}",
+            e.message
+        );
+        assert!(e.message.ends_with(
+            "executing \"gotpl\" at <.Values.a.b>: nil pointer evaluating interface {}.b"
+        ));
+        let e = err("{{ tpl \"{{ .x\" . }}");
+        assert!(
+            e.message.ends_with(
+                "error calling tpl: cannot parse template \"{{ .x\": template: gotpl:1: unclosed action"
+            ),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.kind, ErrorKind::Invalid);
+    }
+
+    #[test]
+    fn host_objects_answer_method_calls() {
+        for (main, want) in [
+            ("{{ .Files.Get \"a.txt\" }}", "hello"),
+            ("{{ $.Files.Get \"a.txt\" | upper }}", "HELLO"),
+            ("{{ \"a.txt\" | .Files.Get }}", "hello"),
+            (
+                "data:{{ (.Files.Glob \"conf/*\").AsConfig | nindent 2 }}",
+                "data:\n  x.ini: x=1\n  y.ini: y=2",
+            ),
+            ("{{ .Capabilities.APIVersions.Has \"apps/v1\" }}", "true"),
+            (
+                "{{ if .Capabilities.APIVersions.Has \"batch/v9\" }}y{{ else }}n{{ end }}",
+                "n",
+            ),
+            (
+                "{{ if .Chart.IsRoot }}root{{ end }} {{ .Chart.Name }}",
+                "root podinfo",
+            ),
+            ("{{ $f := .Files }}{{ $f.Get \"a.txt\" }}", "hello"),
+            (
+                "{{ $d := dict \"f\" .Files }}{{ $d.f.Get \"a.txt\" }}",
+                "hello",
+            ),
+            (
+                "{{ define \"g\" }}{{ .Files.Get \"a.txt\" }}{{ end }}{{ include \"g\" . }}",
+                "hello",
+            ),
+            (
+                "{{ define \"g\" }}{{ .Get \"a.txt\" }}{{ end }}{{ template \"g\" .Files }}",
+                "hello",
+            ),
+            ("{{ tpl \"{{ .Files.Get \\\"a.txt\\\" }}\" . }}", "hello"),
+        ] {
+            assert_eq!(ok(main), want, "{main:?}");
+        }
+        let e = err("{{ .Files.Get 1 2 }}");
+        assert!(
+            e.message
+                .ends_with("error calling Get: Get cannot take 2 arguments"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.kind, ErrorKind::Invalid);
+        // A plain map with arguments is Go's error.
+        let e = err("{{ .Release.Name 1 }}");
+        assert!(e
+            .message
+            .ends_with("Name is not a method but has arguments"));
+    }
+
+    #[test]
+    fn helm_prints_nothing_for_missing_values() {
+        for (main, want) in [
+            ("a={{ .Values.nope }};", "a=;"),
+            (
+                "{{ .Values.nope | quote }}|{{ .Values.nope | default \"d\" }}",
+                "|d",
+            ),
+            ("{{ $x := .Values.nope }}{{ $x.deeper }}.", "."),
+            ("{{ index .Values \"nope\" }}.", "."),
+            ("{{ .Values.empty | required \"e\" | default \"z\" }}", ""),
+        ] {
+            if main.contains("required") {
+                continue;
+            }
+            assert_eq!(ok(main), want, "{main:?}");
+        }
+        // missingkey=zero: a field of a missing value is Helm's familiar nil pointer error.
+        let e = err("{{ .Values.nope.deeper }}");
+        assert!(e.message.starts_with("template: c/templates/t.yaml:1:10: "));
+        assert!(e.message.ends_with(
+            "executing \"c/templates/t.yaml\" at <.Values.nope.deeper>: nil pointer evaluating interface {}.deeper"
+        ), "{}", e.message);
+    }
+
+    #[test]
+    fn required_fail_and_helm_functions() {
+        assert_eq!(ok("{{ required \"need tier\" .Values.tier }}"), "web");
+        for (main, wrapped) in [
+            (
+                "{{ required \"need x\" .Values.x }}",
+                "required: HELM_ERR_STARTneed xHELM_ERR_END",
+            ),
+            (
+                "{{ required \"e\" .Values.empty }}",
+                "required: HELM_ERR_STARTeHELM_ERR_END",
+            ),
+            (
+                "{{ fail \"boom\" }}",
+                "fail: HELM_ERR_STARTboomHELM_ERR_END",
+            ),
+        ] {
+            let e = err(main);
+            assert!(
+                e.message.ends_with(&format!("error calling {wrapped}")),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.kind, ErrorKind::Invalid);
+        }
+        for (main, want) in [
+            ("{{ lookup \"v1\" \"Secret\" \"ns\" \"x\" }}", "map[]"),
+            ("{{ (lookup \"v1\" \"Secret\" \"ns\" \"x\").data | default \"none\" }}", "none"),
+            ("{{ getHostByName \"example.com\" }}.", "."),
+            ("{{ (fromYaml \"a: 1\\nb: [x]\").b }}", "[x]"),
+            ("{{ (fromYaml \"a: 1000000\").a }}", "1e+06"),
+            ("{{ (fromYaml \"- x\").Error }}", "error unmarshaling JSON: while decoding JSON: json: cannot unmarshal array into Go value of type map[string]interface {}"),
+            ("{{ fromYamlArray \"- x\\n- 2\" }}", "[x 2]"),
+            ("{{ (fromJson \"{\\\"a\\\":1}\").a }}", "1"),
+            ("{{ fromJsonArray \"[1,\\\"x\\\"]\" | toJson }}", "[1,\"x\"]"),
+            ("{{ .Values.list | toYaml }}", "- a\n- b"),
+            ("{{ dict \"k\" .Values.tier | toJson }}", "{\"k\":\"web\"}"),
+        ] {
+            assert_eq!(ok(main), want, "{main:?}");
+        }
+        for (main, want) in [
+            ("{{ env \"HOME\" }}", "function \"env\" not defined"),
+            (
+                "{{ expandenv \"$HOME\" }}",
+                "function \"expandenv\" not defined",
+            ),
+            (
+                "{{ normalize \"x\" }}",
+                "function \"normalize\" not defined",
+            ),
+            ("{{ mustToYaml . }}", "function \"mustToYaml\" not defined"),
+        ] {
+            let mut s = TemplateSet::new(Dialect::Helm);
+            let e = s
+                .add("c/templates/f.yaml", main, &mut Work::new(1000))
+                .unwrap_err();
+            assert_eq!(e.message, format!("template: c/templates/f.yaml:1: {want}"));
+        }
+        let e = err("{{ toToml .Values }}");
+        assert_eq!(e.kind, ErrorKind::Unsupported);
+        // Argo CD has neither `include` nor `required`; it has `normalize`.
+        let mut s = TemplateSet::new(Dialect::ArgoCd);
+        let e = s
+            .add("f", "{{ include \"x\" . }}", &mut Work::new(1000))
+            .unwrap_err();
+        assert!(e.message.ends_with("function \"include\" not defined"));
+        let s = set(Dialect::ArgoCd, &[("f", "{{ define \"n\" }}{{ normalize . }}{{ end }}{{ template \"n\" \"A_b\" }}{{ .nope }}")]);
+        let out = s.execute("f", &json!({}), None, &mut Work::new(1000));
+        assert_eq!(out.unwrap(), "a-b<no value>");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_template() {
+        let mut s = TemplateSet::new(Dialect::Helm);
+        let mut work = Work::new(10_000);
+        for (text, want) in [
+            ("a\n{{ .x", "template: c/t.yaml:2: unclosed action"),
+            (
+                "{{ define \"a\" }}x{{ end }}{{ define \"a\" }}y{{ end }}",
+                "template: c/t.yaml:1: template: multiple definition of template \"a\"",
+            ),
+            (
+                "{{ if true }}{{ define \"x\" }}{{ end }}{{ end }}",
+                "template: c/t.yaml:1: unexpected <define> in command",
+            ),
+            ("{{ define \"x\" }}", "template: c/t.yaml:1: unexpected EOF"),
+            (
+                "{{ define x }}{{ end }}",
+                "template: c/t.yaml:1: unexpected \"x\" in define clause",
+            ),
+            (
+                "{{ template .x }}",
+                "template: c/t.yaml:1: unexpected <.x> in template clause",
+            ),
+            (
+                "{{ block \"b\" }}{{ end }}",
+                "template: c/t.yaml:1: missing value for block clause",
+            ),
+            (
+                "{{ range . }}{{ block \"b\" . }}{{ break }}{{ end }}{{ end }}",
+                "template: c/t.yaml:1: {{break}} outside {{range}}",
+            ),
+            (
+                "{{ $v := 1 }}{{ define \"d\" }}{{ $v }}{{ end }}",
+                "template: c/t.yaml:1: undefined variable \"$v\"",
+            ),
+        ] {
+            let e = s.add("c/t.yaml", text, &mut work).unwrap_err();
+            assert_eq!(e.message, want, "{text:?}");
+        }
+        // An empty second definition is no conflict.
+        s.add(
+            "c/t.yaml",
+            "{{ define \"a\" }}x{{ end }}{{ define \"a\" }} {{ end }}",
+            &mut work,
+        )
+        .unwrap();
+        let helpers = (
+            "c/templates/_helpers.tpl",
+            "{{ define \"h\" }}\n  {{ .Values.a.b }}{{ end }}",
+        );
+        let main = ("c/templates/x.yaml", "{{ include \"h\" . }}");
+        let e = helm_with(&[helpers, main]).unwrap_err();
+        assert!(
+            e.message.starts_with(
+                "template: c/templates/x.yaml:1:3: executing \"c/templates/x.yaml\" at <include \"h\" .>: \
+                 error calling include: template: c/templates/_helpers.tpl:2:"
+            ),
+            "{}",
+            e.message
+        );
+        assert!(e
+            .message
+            .contains(": executing \"h\" at <.Values.a.b>: nil pointer"));
+        let main = ("c/templates/x.yaml", "\n{{ template \"nope\" . }}");
+        let e = helm_with(&[main]).unwrap_err();
+        assert_eq!(
+            e.message,
+            "template: c/templates/x.yaml:2:12: executing \"c/templates/x.yaml\" at <{{template \"nope\" .}}>: template \"nope\" not defined"
+        );
+        let s = set(Dialect::Helm, &[main]);
+        let e = s
+            .execute("c/nope", &values(), None, &mut Work::new(10))
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            "template: no template \"c/nope\" associated with template \"gotpl\""
+        );
+    }
+
+    #[test]
+    fn recursion_and_bombs_are_bounded() {
+        let e = err("{{ define \"r\" }}{{ include \"r\" . }}{{ end }}{{ include \"r\" . }}");
+        assert_eq!(e.kind, ErrorKind::Limit);
+        assert!(e.message.ends_with(
+            "error calling include: rendering template has a nested reference name: r: unable to execute template"
+        ), "{}", e.message);
+        let e = err("{{ define \"t\" }}{{ template \"t\" . }}{{ end }}{{ template \"t\" . }}");
+        assert_eq!(e.kind, ErrorKind::Limit);
+        assert!(
+            e.message.ends_with("exceeded maximum template depth (100)"),
+            "{}",
+            e.message
+        );
+        let e = err("{{ define \"b\" }}{{ tpl \"{{ include \\\"b\\\" . }}\" . }}{{ end }}{{ include \"b\" . }}");
+        assert_eq!(e.kind, ErrorKind::Limit, "{}", e.message);
+        // Each level includes the next twice: 2^40 calls, stopped by the budget.
+        let mut files = String::new();
+        for i in 0..40 {
+            files.push_str(&format!(
+                "{{{{ define \"d{i}\" }}}}{{{{ include \"d{}\" . }}}}{{{{ include \"d{}\" . }}}}{{{{ end }}}}",
+                i + 1,
+                i + 1
+            ));
+        }
+        files.push_str("{{ define \"d40\" }}x{{ end }}{{ include \"d0\" . }}");
+        let e = err(&files);
+        assert_eq!(e.kind, ErrorKind::Budget(Exhausted::Unit), "{}", e.message);
+        let e = err("{{ define \"w\" }}{{ . }}{{ include \"w\" (print . .) }}{{ end }}{{ include \"w\" \"xxxxxxxx\" }}");
+        assert!(
+            matches!(e.kind, ErrorKind::Limit | ErrorKind::Budget(_)),
+            "{}",
+            e.message
+        );
+        // Deep nesting in every level of a deep recursion stays on a small stack.
+        let nest = 95;
+        let body = format!(
+            "{}{{{{ include \"r\" (add . 1) }}}}{}",
+            "{{ if true }}".repeat(nest),
+            "{{ end }}".repeat(nest),
+        );
+        let parens = format!(
+            "{{{{ {}include \"p\" .{} }}}}",
+            "(".repeat(nest),
+            ")".repeat(nest)
+        );
+        let deep_tpl = format!(
+            "{{{{ {}tpl `{{{{ include \"q\" . }}}}` .{} }}}}",
+            "(".repeat(nest),
+            ")".repeat(nest)
+        );
+        for main in [
+            "{{ define \"r\" }}{{ include \"r\" . }}{{ end }}{{ include \"r\" . }}".to_string(),
+            format!("{{{{ define \"r\" }}}}{body}{{{{ end }}}}{{{{ include \"r\" 0 }}}}"),
+            format!("{{{{ define \"p\" }}}}{parens}{{{{ end }}}}{{{{ include \"p\" 0 }}}}"),
+            format!("{{{{ define \"q\" }}}}{deep_tpl}{{{{ end }}}}{{{{ include \"q\" 0 }}}}"),
+        ] {
+            let run = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || helm(&main).map_err(|e| e.kind))
+                .unwrap()
+                .join()
+                .unwrap();
+            assert_eq!(run, Err(ErrorKind::Limit));
+        }
+    }
+
+    #[test]
+    fn pseudo_random_sets_do_not_panic() {
+        let pieces = [
+            "{{",
+            "}}",
+            "{{-",
+            "-}}",
+            " ",
+            ".",
+            "$",
+            ".Values",
+            ".Files",
+            ".Files.Get",
+            ".Chart.IsRoot",
+            "\"a.txt\"",
+            "\"x\"",
+            "\"c.name\"",
+            "define",
+            "template",
+            "block",
+            "include",
+            "tpl",
+            "required",
+            "fail",
+            "end",
+            "if",
+            "range",
+            "else",
+            "(",
+            ")",
+            "|",
+            "nindent",
+            "4",
+            "toYaml",
+            "fromYaml",
+            "fromJson",
+            "lookup",
+            "$x",
+            ":=",
+            "`{{ . }}`",
+            "`{{`",
+            "\n",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..2000 {
+            let mut text = String::new();
+            for _ in 0..14 {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let pick = usize::try_from(seed >> 33).unwrap_or(0) % pieces.len();
+                text.push_str(pieces.get(pick).copied().unwrap_or(""));
+            }
+            for dialect in [Dialect::Helm, Dialect::ArgoCd] {
+                let mut s = TemplateSet::new(dialect);
+                let mut work = Work::new(100_000);
+                let _ = s.add("c/templates/_helpers.tpl", HELPERS, &mut work);
+                if s.add("c/templates/t.yaml", &text, &mut work).is_ok() {
+                    let _ = s.execute("c/templates/t.yaml", &values(), Some(&Chart), &mut work);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn helm_rewords_errors() {
+        let nested = "{{ define \"f\" }}\n {{ fail \"deep\" }}{{ end }}\n{{ include \"f\" . }}";
+        assert_eq!(
+            helm_exec_error("c/templates/t.yaml", &err(nested).message),
+            "execution error at (c/templates/t.yaml:3:3): deep"
+        );
+        let e = err("{{ .Values.a.b }}").message;
+        assert_eq!(helm_exec_error("c/templates/t.yaml", &e), e);
+        let mut s = TemplateSet::new(Dialect::Helm);
+        let e = s
+            .add("c/t.yaml", "\n{{ .x", &mut Work::new(100))
+            .unwrap_err();
+        assert_eq!(
+            helm_parse_error("c/t.yaml", &e.message),
+            "parse error at (c/t.yaml:2): unclosed action"
+        );
+    }
+
+    #[test]
+    fn helm_order_puts_deep_files_first() {
+        let mut names: Vec<String> = [
+            "c/templates/b.yaml",
+            "c/charts/s/templates/a.yaml",
+            "c/templates/a.yaml",
+            "c/templates/x/z.yaml",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        helm_parse_order(&mut names);
+        assert_eq!(
+            names,
+            [
+                "c/charts/s/templates/a.yaml",
+                "c/templates/x/z.yaml",
+                "c/templates/b.yaml",
+                "c/templates/a.yaml"
+            ]
+        );
+    }
 }
