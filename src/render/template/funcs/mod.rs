@@ -18,6 +18,7 @@ mod regex;
 mod semver;
 mod strings;
 mod text;
+mod time;
 
 pub(super) use builtins::call_func;
 pub(super) use math::cast_int;
@@ -232,17 +233,7 @@ pub(super) const IMPLEMENTED: &[&str] = &[
     "osDir",
     "osExt",
     "osIsAbs",
-    // Argo CD.
-    "normalize",
-    "slugify",
-    "toYaml",
-];
-
-/// Functions that are not evaluated offline (time, keys and certificates, bcrypt, network
-/// lookups, ...): they parse, so untaken branches still work, and fail with a clear message
-/// when called.
-pub(super) const UNSUPPORTED: &[&str] = &[
-    "call",
+    // Sprig: dates, at a fixed "now" (see funcs/time.rs).
     "ago",
     "date",
     "date_in_zone",
@@ -259,6 +250,17 @@ pub(super) const UNSUPPORTED: &[&str] = &[
     "now",
     "toDate",
     "unixEpoch",
+    // Argo CD.
+    "normalize",
+    "slugify",
+    "toYaml",
+];
+
+/// Functions that are not evaluated offline (time, keys and certificates, bcrypt, network
+/// lookups, ...): they parse, so untaken branches still work, and fail with a clear message
+/// when called.
+pub(super) const UNSUPPORTED: &[&str] = &[
+    "call",
     "bcrypt",
     "htpasswd",
     "genPrivateKey",
@@ -285,23 +287,26 @@ fn call_sprig<'a>(
     args: &[Val<'a>],
     budget: &mut super::value::Budget,
 ) -> Result<Val<'a>, String> {
-    let found = match regex::call_regex(name, args, budget)? {
-        Some(v) => Some(v),
-        None => match semver::call_semver(name, args)? {
-            Some(v) => Some(v),
-            None => match dicts::call_dicts(name, args, budget)? {
-                Some(v) => Some(v),
-                None => match numeric::call_numeric(name, args, budget)? {
-                    Some(v) => Some(v),
-                    None => match text::call_text(name, args)? {
-                        Some(v) => Some(v),
-                        None => misc::call_misc(name, args)?,
-                    },
-                },
-            },
-        },
-    };
-    found.ok_or_else(|| format!("function {name:?} is not supported offline"))
+    if let Some(v) = regex::call_regex(name, args, budget)? {
+        return Ok(v);
+    }
+    if let Some(v) = semver::call_semver(name, args)? {
+        return Ok(v);
+    }
+    if let Some(v) = dicts::call_dicts(name, args, budget)? {
+        return Ok(v);
+    }
+    if let Some(v) = numeric::call_numeric(name, args, budget)? {
+        return Ok(v);
+    }
+    if let Some(v) = text::call_text(name, args)? {
+        return Ok(v);
+    }
+    if let Some(v) = time::call_time(name, args)? {
+        return Ok(v);
+    }
+    misc::call_misc(name, args)?
+        .ok_or_else(|| format!("function {name:?} is not supported offline"))
 }
 
 pub(super) fn is_known_function(name: &str) -> bool {
