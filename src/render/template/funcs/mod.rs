@@ -19,6 +19,7 @@ mod semver;
 mod strings;
 mod text;
 mod time;
+mod url;
 
 pub(super) use builtins::call_func;
 pub(super) use math::cast_int;
@@ -233,6 +234,8 @@ pub(super) const IMPLEMENTED: &[&str] = &[
     "osDir",
     "osExt",
     "osIsAbs",
+    "urlParse",
+    "urlJoin",
     // Sprig: dates, at a fixed "now" (see funcs/time.rs).
     "ago",
     "date",
@@ -274,8 +277,6 @@ pub(super) const UNSUPPORTED: &[&str] = &[
     "genSignedCertWithKey",
     "encryptAES",
     "decryptAES",
-    "urlParse",
-    "urlJoin",
     "fromYaml",
     "fromYamlArray",
     "tpl",
@@ -303,6 +304,9 @@ fn call_sprig<'a>(
         return Ok(v);
     }
     if let Some(v) = time::call_time(name, args)? {
+        return Ok(v);
+    }
+    if let Some(v) = url::call_url(name, args)? {
         return Ok(v);
     }
     misc::call_misc(name, args)?

@@ -342,6 +342,11 @@ mod tests {
                 Ok("511 511 0"),
             ),
             ("{{ until 1000000 }}", Err("sequence exceeds")),
+            // Helm's values are float64: Go truncates them to integers and prints them with %v.
+            (
+                "{{ int 3.7 }} {{ add .ratio 1 }} {{ toString .big }} {{ .big }} {{ mulf .big 10 }} {{ int64 -2.5 }}",
+                Ok("3 2 1e+06 1e+06 1e+07 -2"),
+            ),
             (
                 "{{ until \"3\" }}",
                 Err("wrong type for value; expected int; got string"),
