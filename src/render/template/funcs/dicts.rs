@@ -25,7 +25,7 @@ pub(super) fn call_dicts<'a>(
             let mut dst = owned_map(budget, args, 0)?;
             for i in 1..args.len() {
                 if let Some(src) = map_arg(args, i)? {
-                    budget.charge_bytes(weigh(&Value::Object(src.clone()))?)?;
+                    budget.charge_bytes(nth(args, i)?.value().map_or(Ok(0), weigh)?)?;
                     merge_into(&mut dst, src, overwrite, 1)?;
                 }
             }
@@ -197,12 +197,8 @@ fn list_of<'v>(v: &'v Val, error: &str) -> Result<&'v [Value], String> {
 fn owned_map(budget: &mut Budget, args: &[Val], i: usize) -> Result<Map<String, Value>, String> {
     match map_arg(args, i)? {
         Some(map) => {
-            let copy = Value::Object(map.clone());
-            budget.charge_bytes(weigh(&copy)?)?;
-            match copy {
-                Value::Object(map) => Ok(map),
-                _ => Ok(Map::new()),
-            }
+            budget.charge_bytes(nth(args, i)?.value().map_or(Ok(0), weigh)?)?;
+            Ok(map.clone())
         }
         None => Ok(Map::new()),
     }

@@ -209,7 +209,7 @@ impl Decimal {
                 let (q, r) = (num / den, num % den);
                 let away = r.checked_abs()?.checked_mul(2)? >= den.checked_abs()?;
                 let mantissa = if away {
-                    q + if (num < 0) == (den < 0) { 1 } else { -1 }
+                    q.checked_add(if (num < 0) == (den < 0) { 1 } else { -1 })?
                 } else {
                     q
                 };
@@ -352,5 +352,36 @@ mod tests {
                 Err("wrong type for value; expected int; got string"),
             ),
         ]);
+    }
+
+    #[test]
+    fn extreme_arguments_do_not_panic() {
+        use crate::render::template::testing::{data, render_go};
+        let min = i64::MIN;
+        let max = i64::MAX;
+        for text in [
+            format!("{{{{ until {min} }}}}"),
+            format!("{{{{ seq {min} {max} }}}}"),
+            format!("{{{{ seq {max} {min} {max} }}}}"),
+            format!("{{{{ untilStep 0 {max} {max} }}}}"),
+            format!("{{{{ untilStep {max} {min} {min} }}}}"),
+            format!("{{{{ round 1.5 {min} }}}} {{{{ round 1.5 {max} 2 }}}}"),
+            format!("{{{{ date \"2006 Jan _2 .000\" {max} }}}} {{{{ date \"2006\" {min} }}}}"),
+            format!("{{{{ ago {min} }}}} {{{{ ago {max} }}}} {{{{ duration {min} }}}}"),
+            format!("{{{{ durationRound {min} }}}} {{{{ durationRound \"-9223372036854775808ns\" }}}}"),
+            "{{ dateModify \"99999999999h\" now }} {{ now | dateModify \"2562047h\" }}".to_string(),
+            "{{ mustToDate \"2006-01-02\" \"9999-12-31\" }} {{ toDate \"06 1 2\" \"99 2 30\" }}".to_string(),
+            format!("{{{{ wrap {min} \"a b c\" }}}} {{{{ wrapWith {max} \"x\" \"a b\" }}}}"),
+            format!("{{{{ regexSplit \"a\" \"aaa\" {min} }}}} {{{{ regexFindAll \"\" \"ab\" {max} }}}}"),
+            format!("{{{{ chunk {max} (list 1) }}}} {{{{ slice (list 1 2) -1 }}}} {{{{ slice (list 1) {max} {min} }}}}"),
+            format!("{{{{ abbrevboth {max} {max} \"abc\" }}}} {{{{ abbrev {min} \"abc\" }}}} {{{{ randAlphaNum {min} }}}}"),
+            "{{ divf 1e308 1e-308 }} {{ mulf 1e308 10 }} {{ addf 1e308 1e308 }} {{ subf -1e308 1e308 }}".to_string(),
+            "{{ divf 5e-324 1e308 }} {{ mulf 1e-300 1e-300 }} {{ toDecimal \"-1000000000000000000000000\" }}".to_string(),
+            "{{ semverCompare \"^0.0.0-0 || x.x.x - 99999999999999999999\" \"0.0.0\" }}".to_string(),
+            "{{ regexReplaceAll \"(a)\" \"aaa\" \"$99999999999$1${1\" }} {{ b32dec \"========\" }}".to_string(),
+            "{{ urlParse \"http://[::1\" }} {{ urlParse \"%\" }}".to_string(),
+        ] {
+            let _ = render_go(&text, &data(), false);
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::strings::string_list;
 use super::{arity, check_size, int_arg, str_arg};
 use crate::render::template::format::go_quote;
 use crate::render::template::value::{Budget, Val};
+use crate::render::template::NODE_WEIGHT;
 use regex::{Captures, Regex, RegexBuilder};
 
 /// Longest pattern compiled; chart patterns are a few dozen bytes.
@@ -57,12 +58,13 @@ pub(super) fn call_regex<'a>(
             let (re, s) = (compile(str_arg(args, 0)?)?, str_arg(args, 1)?);
             let n = int_arg(args, 2)?;
             budget.charge_bytes(s.len())?;
-            let found: Vec<String> = re
-                .find_iter(s)
-                .take(limit(n, s.len()))
-                .map(|m| m.as_str().to_string())
-                .collect();
-            check_size(found.iter().map(|f| f.len() + 16).sum())?;
+            let mut found = Vec::new();
+            let mut total = 0usize;
+            for m in re.find_iter(s).take(limit(n, s.len())) {
+                total = total.saturating_add(m.len() + NODE_WEIGHT);
+                check_size(total)?;
+                found.push(m.as_str().to_string());
+            }
             string_list(found)
         }
         "regexReplaceAll"
@@ -372,7 +374,7 @@ fn split(re: &Regex, pattern: &str, s: &str, n: i64) -> Result<Vec<String>, Stri
             pieces.push(s.get(beg..end).unwrap_or("").to_string());
         }
         beg = m.end();
-        check_size(pieces.len().saturating_mul(32).saturating_add(end))?;
+        check_size(pieces.len().saturating_mul(NODE_WEIGHT).saturating_add(end))?;
     }
     if end != s.len() {
         pieces.push(s.get(beg..).unwrap_or("").to_string());

@@ -172,7 +172,7 @@ fn abbreviate(s: &str, offset: i64, width: i64) -> Option<String> {
         return Some(s.to_string());
     }
     let mut offset = offset.min(len);
-    if len - offset < width - 3 {
+    if len.saturating_sub(offset) < width - 3 {
         offset = len - (width - 3);
     }
     if offset <= 4 {
@@ -561,8 +561,8 @@ mod tests {
                 Ok("a b/c 0"),
             ),
             (
-                "{{ abbrev 5 \"hello world\" }} {{ abbrev 3 \"hello\" }} {{ abbrevboth 5 10 \"1234 5678 9123\" }}",
-                Ok("he... hello ...5678..."),
+                "{{ abbrev 5 \"hello world\" }} {{ abbrev 3 \"hello\" }} {{ abbrevboth 5 10 \"1234 5678 9123\" }} {{ abbrevboth -9223372036854775808 5 \"abcdefgh\" }}",
+                Ok("he... hello ...5678... ab..."),
             ),
             (
                 "{{ initials \"First Try\" }} {{ untitle \"Hello World\" }} {{ swapcase \"Hello World\" }}",
