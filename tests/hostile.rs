@@ -944,7 +944,7 @@ spec:
       annotations:
         region: '{{ .region }}'
         owner: '{{ nope .env }}'
-        tier: '{{ regexMatch \"a\" .env }}'
+        tier: '{{ genPrivateKey .env }}'
     spec:
       project: default
       source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}
@@ -1009,7 +1009,7 @@ spec:
         human.stdout.contains("note: appset.yaml:16:")
             && human
                 .stdout
-                .contains("function \"regexMatch\" is not supported offline"),
+                .contains("function \"genPrivateKey\" is not supported offline"),
         "the note is missing: {}",
         human.stdout
     );

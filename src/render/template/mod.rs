@@ -316,7 +316,7 @@ mod tests {
             ("{{ nope }}", ErrorKind::Invalid),
             ("{{ .name", ErrorKind::Invalid),
             ("{{ env \"HOME\" }}", ErrorKind::Invalid),
-            ("{{ regexMatch \"a\" .name }}", ErrorKind::Unsupported),
+            ("{{ genPrivateKey .name }}", ErrorKind::Unsupported),
             ("{{ define \"x\" }}{{ end }}", ErrorKind::Unsupported),
             ("{{ 1i }}", ErrorKind::Unsupported),
             ("{{ repeat 100000000 \"x\" }}", ErrorKind::Limit),

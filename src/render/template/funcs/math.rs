@@ -53,7 +53,7 @@ pub(super) fn call_math<'a>(
                 .map(|n| Val::new(Value::Number(n)))
                 .ok_or_else(|| "result is not a finite number".to_string())
         }
-        _ => Err(format!("function {name:?} is not supported offline")),
+        _ => super::call_sprig(name, args, budget),
     }
 }
 
@@ -82,7 +82,7 @@ fn trim_zero_decimal(s: &str) -> &str {
     }
 }
 
-fn cast_float(v: &Val) -> f64 {
+pub(super) fn cast_float(v: &Val) -> f64 {
     match v.nonnull() {
         Some(Value::Bool(b)) => f64::from(u8::from(*b)),
         Some(Value::Number(n)) => n.as_f64().unwrap_or(0.0),

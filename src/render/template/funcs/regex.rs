@@ -1,0 +1,459 @@
+//! Sprig's regular expressions, with Go's `regexp` (RE2) syntax and results on top of the
+//! `regex` crate, which shares RE2's linear-time design.
+//!
+//! Where the two dialects differ, patterns are rewritten before compiling: Go's `\d`, `\w`,
+//! `\s` and `\b` are ASCII-only (`\s` without the vertical tab), and a `[` inside a class is a
+//! literal in Go, a nested class for the crate. Replacement templates are expanded here, with
+//! Go's rules (`$1x` names group `1x`, `$$` is a dollar, a malformed `$` stays as it is).
+
+use super::strings::string_list;
+use super::{arity, check_size, int_arg, str_arg};
+use crate::render::template::format::go_quote;
+use crate::render::template::value::{Budget, Val};
+use crate::render::template::NODE_WEIGHT;
+use regex::{Captures, Regex, RegexBuilder};
+
+/// Longest pattern compiled; chart patterns are a few dozen bytes.
+const MAX_PATTERN: usize = 4096;
+/// Compiled program and lazy-DFA cache sizes: bounded memory for any pattern.
+const SIZE_LIMIT: usize = 1 << 20;
+
+pub(super) fn call_regex<'a>(
+    name: &str,
+    args: &[Val<'a>],
+    budget: &mut Budget,
+) -> Result<Option<Val<'a>>, String> {
+    let must = name.starts_with("must");
+    let base = name.strip_prefix("must").unwrap_or(name);
+    // The plain forms use `regexp.MustCompile`, whose panic text becomes the error.
+    let compile = |pattern: &str| -> Result<Regex, String> {
+        go_regex(pattern).map_err(|e| {
+            if must {
+                e
+            } else {
+                format!("regexp: Compile({}): {e}", go_backquote(pattern))
+            }
+        })
+    };
+    let val = match base {
+        "regexMatch" | "RegexMatch" => {
+            arity(args, 2)?;
+            let (pattern, s) = (str_arg(args, 0)?, str_arg(args, 1)?);
+            budget.charge_bytes(s.len())?;
+            match go_regex(pattern) {
+                Ok(re) => Val::bool(re.is_match(s)),
+                // `regexMatch` drops the error and answers false.
+                Err(e) if must => return Err(e),
+                Err(_) => Val::bool(false),
+            }
+        }
+        "regexFind" | "RegexFind" => {
+            arity(args, 2)?;
+            let (re, s) = (compile(str_arg(args, 0)?)?, str_arg(args, 1)?);
+            budget.charge_bytes(s.len())?;
+            Val::str(re.find(s).map_or("", |m| m.as_str()))
+        }
+        "regexFindAll" | "RegexFindAll" => {
+            arity(args, 3)?;
+            let (re, s) = (compile(str_arg(args, 0)?)?, str_arg(args, 1)?);
+            let n = int_arg(args, 2)?;
+            budget.charge_bytes(s.len())?;
+            let mut found = Vec::new();
+            let mut total = 0usize;
+            for m in re.find_iter(s).take(limit(n, s.len())) {
+                total = total.saturating_add(m.len() + NODE_WEIGHT);
+                check_size(total)?;
+                found.push(m.as_str().to_string());
+            }
+            string_list(found)
+        }
+        "regexReplaceAll"
+        | "RegexReplaceAll"
+        | "regexReplaceAllLiteral"
+        | "RegexReplaceAllLiteral" => {
+            arity(args, 3)?;
+            let re = compile(str_arg(args, 0)?)?;
+            let (s, repl) = (str_arg(args, 1)?, str_arg(args, 2)?);
+            budget.charge_bytes(s.len())?;
+            let literal = base.ends_with("Literal");
+            Val::str(replace_all(&re, s, repl, literal)?)
+        }
+        "regexSplit" | "RegexSplit" => {
+            arity(args, 3)?;
+            let pattern = str_arg(args, 0)?;
+            let re = compile(pattern)?;
+            let (s, n) = (str_arg(args, 1)?, int_arg(args, 2)?);
+            budget.charge_bytes(s.len())?;
+            string_list(split(&re, pattern, s, n)?)
+        }
+        "regexQuoteMeta" => {
+            arity(args, 1)?;
+            Val::str(quote_meta(str_arg(args, 0)?))
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(val))
+}
+
+/// Go's `n` argument of the `All` functions: negative means every match.
+fn limit(n: i64, len: usize) -> usize {
+    usize::try_from(n).unwrap_or(len.saturating_add(1))
+}
+
+/// Go's `strconv.Quote`, or back quotes when the text allows them (`regexp`'s own `quote`).
+fn go_backquote(s: &str) -> String {
+    let plain = !s.contains('`') && s.chars().all(|c| c == '\t' || !c.is_control());
+    if plain {
+        format!("`{s}`")
+    } else {
+        go_quote(s)
+    }
+}
+
+/// Compiles a Go (RE2) pattern; errors read as Go's `regexp.Compile` ones.
+pub(super) fn go_regex(pattern: &str) -> Result<Regex, String> {
+    if pattern.len() > MAX_PATTERN {
+        return Err(go_syntax_error("expression too large", pattern));
+    }
+    if let Err(e) = regex_syntax::ast::parse::ParserBuilder::new()
+        .nest_limit(250)
+        .build()
+        .parse(&rewrite_class_brackets(pattern))
+    {
+        // Spans index the rewritten text, which differs only inside classes: fine for messages.
+        return Err(syntax_error(pattern, &e));
+    }
+    RegexBuilder::new(&rewrite(pattern))
+        .size_limit(SIZE_LIMIT)
+        .dfa_size_limit(SIZE_LIMIT)
+        .nest_limit(250)
+        .build()
+        .map_err(|e| match e {
+            regex::Error::CompiledTooBig(_) => go_syntax_error("expression too large", pattern),
+            _ => go_syntax_error("invalid or unsupported Perl syntax", pattern),
+        })
+}
+
+fn go_syntax_error(code: &str, expr: &str) -> String {
+    format!("error parsing regexp: {code}: `{expr}`")
+}
+
+/// Go's `syntax.ErrorCode` text for the crate's parse error, with the part Go quotes.
+fn syntax_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
+    use regex_syntax::ast::ErrorKind as K;
+    let span = e.span();
+    let text = e.pattern();
+    let at = |from: usize, to: usize| text.get(from..to).unwrap_or("").to_string();
+    let spanned = at(span.start.offset, span.end.offset);
+    let (code, expr) = match e.kind() {
+        K::GroupUnclosed => ("missing closing )", pattern.to_string()),
+        K::GroupUnopened => ("unexpected )", pattern.to_string()),
+        K::ClassUnclosed => ("missing closing ]", at(span.start.offset, text.len())),
+        K::ClassRangeInvalid => ("invalid character class range", spanned),
+        K::RepetitionMissing => ("missing argument to repetition operator", spanned),
+        K::RepetitionCountInvalid
+        | K::RepetitionCountUnclosed
+        | K::RepetitionCountDecimalEmpty
+        | K::DecimalInvalid => ("invalid repeat count", spanned),
+        K::EscapeUnexpectedEof => ("trailing backslash at end of expression", String::new()),
+        K::EscapeUnrecognized
+        | K::EscapeHexEmpty
+        | K::EscapeHexInvalid
+        | K::EscapeHexInvalidDigit
+        | K::ClassEscapeInvalid => ("invalid escape sequence", spanned),
+        K::GroupNameDuplicate { .. } => ("duplicate capture group name", spanned),
+        K::GroupNameEmpty | K::GroupNameInvalid | K::GroupNameUnexpectedEof => {
+            ("invalid named capture", spanned)
+        }
+        K::NestLimitExceeded(_) => ("expression nests too deeply", pattern.to_string()),
+        K::UnicodeClassInvalid => ("invalid character class range", spanned),
+        _ => ("invalid or unsupported Perl syntax", spanned),
+    };
+    go_syntax_error(code, &expr)
+}
+
+/// Inside a class Go reads `[` as itself, and `&&`, `~~`, `--` as characters; the crate would
+/// nest or combine classes.
+fn rewrite_class_brackets(pattern: &str) -> String {
+    rewrite_with(pattern, false)
+}
+
+/// The pattern in the crate's dialect, with Go's meaning.
+fn rewrite(pattern: &str) -> String {
+    rewrite_with(pattern, true)
+}
+
+fn rewrite_with(pattern: &str, classes: bool) -> String {
+    let mut out = String::with_capacity(pattern.len() + 16);
+    let mut chars = pattern.chars().peekable();
+    // Inside a bracketed class; the position right after its `[` or `[^` (where `]` is literal).
+    let mut in_class = false;
+    let mut class_start = false;
+    while let Some(c) = chars.next() {
+        let at_start = std::mem::take(&mut class_start);
+        match c {
+            '\\' => {
+                let Some(next) = chars.next() else {
+                    out.push('\\');
+                    break;
+                };
+                let ascii = match next {
+                    'd' => Some("[0-9]"),
+                    'D' => Some("[^0-9]"),
+                    'w' => Some("[0-9A-Za-z_]"),
+                    'W' => Some("[^0-9A-Za-z_]"),
+                    's' => Some("[\\t\\n\\x0C\\r ]"),
+                    'S' => Some("[^\\t\\n\\x0C\\r ]"),
+                    'b' if !in_class => Some("(?-u:\\b)"),
+                    'B' if !in_class => Some("(?-u:\\B)"),
+                    _ => None,
+                };
+                match ascii.filter(|_| classes) {
+                    Some(class) => out.push_str(class),
+                    None => {
+                        out.push('\\');
+                        out.push(next);
+                    }
+                }
+            }
+            '[' if !in_class => {
+                out.push('[');
+                in_class = true;
+                class_start = true;
+                if chars.peek() == Some(&'^') {
+                    chars.next();
+                    out.push('^');
+                }
+            }
+            '[' if chars.peek() == Some(&':') => {
+                // A POSIX class `[:alpha:]`: copied whole.
+                out.push('[');
+                for p in chars.by_ref() {
+                    out.push(p);
+                    if p == ']' {
+                        break;
+                    }
+                }
+            }
+            '[' => out.push_str("\\["),
+            ']' if in_class && !at_start => {
+                out.push(']');
+                in_class = false;
+            }
+            ']' if in_class => out.push_str("\\]"),
+            '&' | '~' | '-' if in_class && chars.peek() == Some(&c) => {
+                chars.next();
+                out.push('\\');
+                out.push(c);
+                if c == '-' {
+                    // Go reads `a--` as a range ending at `-`.
+                    out.push('-');
+                } else {
+                    out.push('\\');
+                    out.push(c);
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// Go's `regexp.QuoteMeta`.
+fn quote_meta(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() * 2);
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Go's `ReplaceAllString` / `ReplaceAllLiteralString`. Matches are the crate's, which skip
+/// an empty match right after a previous match, as Go does.
+fn replace_all(re: &Regex, s: &str, repl: &str, literal: bool) -> Result<String, String> {
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in re.captures_iter(s) {
+        let Some(m) = caps.get(0) else { continue };
+        out.push_str(s.get(last..m.start()).unwrap_or(""));
+        if literal {
+            out.push_str(repl);
+        } else {
+            expand(re, &caps, repl, &mut out);
+        }
+        last = m.end();
+        check_size(out.len())?;
+    }
+    out.push_str(s.get(last..).unwrap_or(""));
+    check_size(out.len())?;
+    Ok(out)
+}
+
+/// Go's `Regexp.expand`: `$name` / `${name}`, the longest run of letters, digits and `_`.
+fn expand(re: &Regex, caps: &Captures, template: &str, out: &mut String) {
+    let mut rest = template;
+    while let Some(dollar) = rest.find('$') {
+        out.push_str(rest.get(..dollar).unwrap_or(""));
+        rest = rest.get(dollar + 1..).unwrap_or("");
+        if let Some(after) = rest.strip_prefix('$') {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let Some((name, after)) = extract_name(rest) else {
+            out.push('$');
+            continue;
+        };
+        rest = after;
+        let group = match group_number(name) {
+            Some(i) => caps.get(i),
+            None => re
+                .capture_names()
+                .enumerate()
+                .find(|(i, n)| *n == Some(name) && caps.get(*i).is_some())
+                .and_then(|(i, _)| caps.get(i)),
+        };
+        if let Some(m) = group {
+            out.push_str(m.as_str());
+        }
+    }
+    out.push_str(rest);
+}
+
+/// Go's `extract`: the name after a `$`, and what follows it.
+fn extract_name(s: &str) -> Option<(&str, &str)> {
+    let (body, brace) = match s.strip_prefix('{') {
+        Some(inner) => (inner, true),
+        None => (s, false),
+    };
+    let end = body
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphabetic() || c.is_numeric() || *c == '_'))
+        .map_or(body.len(), |(i, _)| i);
+    if end == 0 {
+        return None;
+    }
+    let name = body.get(..end)?;
+    let rest = body.get(end..)?;
+    if brace {
+        rest.strip_prefix('}').map(|after| (name, after))
+    } else {
+        Some((name, rest))
+    }
+}
+
+/// A group number as Go reads one: digits only, no leading zero, below 10^8.
+fn group_number(name: &str) -> Option<usize> {
+    if !name.bytes().all(|b| b.is_ascii_digit()) || (name.len() > 1 && name.starts_with('0')) {
+        return None;
+    }
+    name.parse::<usize>().ok().filter(|n| *n < 100_000_000)
+}
+
+/// Go's `Regexp.Split`, including its quirk: a last piece is added unless the last match
+/// used started at the very end.
+fn split(re: &Regex, pattern: &str, s: &str, n: i64) -> Result<Vec<String>, String> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if !pattern.is_empty() && s.is_empty() {
+        return Ok(vec![String::new()]);
+    }
+    let mut pieces = Vec::new();
+    let (mut beg, mut end) = (0, 0);
+    let max = limit(n, s.len());
+    for m in re.find_iter(s).take(max) {
+        if n > 0 && i64::try_from(pieces.len()).unwrap_or(i64::MAX) == n - 1 {
+            break;
+        }
+        end = m.start();
+        if m.end() != 0 {
+            pieces.push(s.get(beg..end).unwrap_or("").to_string());
+        }
+        beg = m.end();
+        check_size(pieces.len().saturating_mul(NODE_WEIGHT).saturating_add(end))?;
+    }
+    if end != s.len() {
+        pieces.push(s.get(beg..).unwrap_or("").to_string());
+    }
+    Ok(pieces)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::render::template::testing::check;
+
+    #[test]
+    fn regex_functions() {
+        check(&[
+            (
+                "{{ regexMatch \"^[a-z]+$\" \"abc\" }} {{ regexMatch \"^\\\\d+$\" \"12a\" }} {{ regexMatch \"(\" \"x\" }}",
+                Ok("true false false"),
+            ),
+            (
+                "{{ mustRegexMatch \"(\" \"x\" }}",
+                Err("error calling mustRegexMatch: error parsing regexp: missing closing ): `(`"),
+            ),
+            (
+                "{{ regexFind \"(\" \"x\" }}",
+                Err("error calling regexFind: regexp: Compile(`(`): error parsing regexp: missing closing ): `(`"),
+            ),
+            (
+                "{{ regexFind \"[a-z]+\" \"12abc34de\" }}|{{ regexFind \"z\" \"abc\" }}|",
+                Ok("abc||"),
+            ),
+            (
+                "{{ regexFindAll \"[0-9]\" \"a1b2c3\" -1 }} {{ regexFindAll \"[0-9]\" \"a1b2c3\" 2 }} {{ regexFindAll \"[0-9]\" \"a1b2c3\" 0 }} {{ regexFindAll \"a*\" \"baaac\" -1 | len }}",
+                Ok("[1 2 3] [1 2] [] 3"),
+            ),
+            (
+                "{{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"${1}W\" }} {{ regexReplaceAll \"a(x*)b\" \"-ab-axxb-\" \"$1W\" }} {{ regexReplaceAll \"a(?P<x>x*)b\" \"-axb-\" \"[$x$$]\" }}",
+                Ok("-W-xxW- --- -[x$]-"),
+            ),
+            (
+                "{{ regexReplaceAllLiteral \"a(x*)b\" \"-ab-axxb-\" \"${1}\" }} {{ regexReplaceAll \"x*\" \"abc\" \"-\" }} {{ regexReplaceAll \"b\" \"abc\" \"$\" }}",
+                Ok("-${1}-${1}- -a-b-c- a$c"),
+            ),
+            (
+                "{{ regexSplit \"a\" \"banana\" -1 }} {{ regexSplit \"a\" \"banana\" 2 }} {{ regexSplit \"\" \"abc\" -1 }} {{ regexSplit \"x*\" \"axbc\" -1 }} {{ regexSplit \"a\" \"\" -1 | len }}",
+                Ok("[b n n ] [b nana] [a b c] [a b c] 1"),
+            ),
+            (
+                "{{ regexQuoteMeta \"1.2.3+[x]\" }}",
+                Ok("1\\.2\\.3\\+\\[x\\]"),
+            ),
+            // Go's classes are ASCII; a `[` in a class is itself.
+            (
+                "{{ regexMatch \"^\\\\w+$\" \"é\" }} {{ regexMatch \"^\\\\d$\" \"٣\" }} {{ regexFind \"[[]+\" \"a[[b\" }} {{ regexMatch \"\\\\s\" \"\\v\" }}",
+                Ok("false false [[ false"),
+            ),
+            (
+                "{{ regexFindAll \"\\\\bfoo\\\\b\" \"foo éfoo foo\" -1 }}",
+                Ok("[foo foo foo]"),
+            ),
+            (
+                "{{ mustRegexFind \"a{2,1}\" \"x\" }}",
+                Err("error parsing regexp: invalid repeat count: `{2,1}`"),
+            ),
+            (
+                "{{ mustRegexFind \"[z-a]\" \"x\" }}",
+                Err("error parsing regexp: invalid character class range: `z-a`"),
+            ),
+            (
+                "{{ mustRegexFind \"[a\" \"x\" }}",
+                Err("error parsing regexp: missing closing ]: `[a`"),
+            ),
+            (
+                "{{ mustRegexFind \"a)\" \"x\" }}",
+                Err("error parsing regexp: unexpected ): `a)`"),
+            ),
+            (
+                "{{ regexFindAll \"a\" 1 1 }}",
+                Err("wrong type for value; expected string; got int"),
+            ),
+        ]);
+    }
+}
