@@ -1,5 +1,6 @@
 //! The end of a build: hash suffixes, and references by name that follow renamed objects.
 
+use super::config::{split_path, visit_path, NameRef};
 use super::generators::add_hashes;
 use super::transformers::pod_spec_path;
 use super::Res;
@@ -9,9 +10,9 @@ use foldhash::{HashMap, HashSet};
 
 /// The end of a build: hash suffixes, then the references to renamed objects; then what
 /// kustomize's writer drops from every object it prints.
-pub(super) fn settle(mut res: Vec<Res>) -> Vec<Object> {
+pub(super) fn settle(mut res: Vec<Res>, refs: &[NameRef]) -> Vec<Object> {
     add_hashes(&mut res);
-    fix_references(&mut res);
+    fix_references(&mut res, refs);
     res.into_iter()
         .map(|mut r| {
             drop_empty_annotations(&mut r.obj);
@@ -75,8 +76,50 @@ const OBJECT_REFS: &[(&str, RefSpec)] = &[
     ("ClusterRoleBinding", RefSpec { target: "ServiceAccount", path: &["subjects", "*", "name"] }),
 ];
 
-/// After prefixes, suffixes and hashes, references by name follow the objects they name.
-pub(super) fn fix_references(res: &mut [Res]) {
+/// References kustomize follows besides those of pod specs and [`OBJECT_REFS`], as
+/// `(target kind, referrer kind, field spec path)`
+/// (`api/internal/konfig/builtinpluginconsts/namereference.go`, kustomize v5.5.0). A field that
+/// holds a list names one object with each item; a mapping names one with its `name`.
+#[rustfmt::skip]
+const MORE_REFS: &[(&str, &str, &str)] = &[
+    ("ConfigMap", "Role", "rules/resourceNames"),
+    ("ConfigMap", "ClusterRole", "rules/resourceNames"),
+    ("ConfigMap", "Node", "spec/configSource/configMap"),
+    ("ConfigMap", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap"),
+    ("Secret", "Role", "rules/resourceNames"),
+    ("Secret", "ClusterRole", "rules/resourceNames"),
+    ("Secret", "Ingress", "metadata/annotations/ingress.kubernetes.io\\/auth-secret"),
+    ("Secret", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret"),
+    ("Secret", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret"),
+    ("Secret", "StorageClass", "parameters/secretName"),
+    ("Secret", "StorageClass", "parameters/adminSecretName"),
+    ("Secret", "StorageClass", "parameters/userSecretName"),
+    ("Secret", "StorageClass", "parameters/secretRef"),
+    ("Secret", "PersistentVolume", "spec/azureFile/secretName"),
+    ("Service", "Ingress", "spec/rules/http/paths/backend/serviceName"),
+    ("Service", "Ingress", "spec/backend/serviceName"),
+    ("Service", "APIService", "spec/service/name"),
+    ("Service", "ValidatingWebhookConfiguration", "webhooks/clientConfig/service"),
+    ("Service", "MutatingWebhookConfiguration", "webhooks/clientConfig/service"),
+    ("PersistentVolume", "PersistentVolumeClaim", "spec/volumeName"),
+    ("PersistentVolume", "ClusterRole", "rules/resourceNames"),
+    ("StorageClass", "PersistentVolume", "spec/storageClassName"),
+    ("StorageClass", "PersistentVolumeClaim", "spec/storageClassName"),
+    ("StorageClass", "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName"),
+    ("PriorityClass", "Pod", "spec/priorityClassName"),
+    ("PriorityClass", "StatefulSet", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "Deployment", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "ReplicationController", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "Job", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "DaemonSet", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "CronJob", "spec/jobTemplate/spec/template/spec/priorityClassName"),
+    ("IngressClass", "Ingress", "spec/ingressClassName"),
+    ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "spec/policyName"),
+];
+
+/// After prefixes, suffixes and hashes, references by name follow the objects they name:
+/// kustomize's own references, and `refs` from `configurations:` files.
+pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
     let mut renamed: HashMap<(String, String), String> = HashMap::default();
     for r in res.iter() {
         if let Some(now) = &r.obj.name {
@@ -101,6 +144,15 @@ pub(super) fn fix_references(res: &mut [Res]) {
         }
         renamed.get(&key).cloned()
     };
+    let more: Vec<NameRef> = MORE_REFS
+        .iter()
+        .map(|(target, referrer, path)| NameRef {
+            target: (*target).to_string(),
+            referrer: Some((*referrer).to_string()),
+            path: split_path(path),
+        })
+        .chain(refs.iter().cloned())
+        .collect();
     for r in res.iter_mut() {
         // Every reference is looked up before any is written: an object that names nothing
         // renamed stays shared with the base it was rendered from.
@@ -169,6 +221,25 @@ pub(super) fn fix_references(res: &mut [Res]) {
                 }
             }
         }
+        for spec in &more {
+            if spec.referrer.as_deref().is_some_and(|k| k != kind) {
+                continue;
+            }
+            visit_path(root, &spec.path, &mut Vec::new(), &mut |at, node| {
+                if let Some(new) = node.as_str().and_then(|n| lookup(&spec.target, n)) {
+                    found.push((at.to_vec(), new));
+                } else if let Some(i) = node.entry_index("name") {
+                    let name = node.entries()[i].value.as_str();
+                    if let Some(new) = name.and_then(|n| lookup(&spec.target, n)) {
+                        let mut at = at.to_vec();
+                        at.push(i);
+                        found.push((at, new));
+                    }
+                }
+            });
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found.dedup_by(|a, b| a.0 == b.0);
         r.obj.root.write_at(found, |node, new| {
             let span = node.span;
             *node = Node::string(new, span);

@@ -1,8 +1,8 @@
 //! The built-in transformers, in kustomize's fixed order: patches, namespace, name prefix and
 //! suffix, labels, annotations, JSON 6902 patches, replicas, images.
 
+use super::scope::certainly_cluster_scoped;
 use super::{Kustomizer, Res};
-use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, Node, Span};
 use foldhash::HashSet;
@@ -318,11 +318,6 @@ fn ensure_path_all<'n>(root: &'n mut Node, path: &[&str], span: Span) -> Option<
     Some(node)
 }
 
-/// Kinds kustomize never namespaces. Unknown kinds are assumed namespaced, as kustomize does.
-fn cluster_scoped(obj: &Object) -> bool {
-    kinds::is_cluster_scoped(&obj.kind)
-}
-
 /// Sets the namespace of every namespaced object. A RoleBinding subject follows when it names
 /// a ServiceAccount of this build and its namespace is unset, `default`, or one kustomize set.
 fn set_namespace(res: &mut [Res], ns: &str, span: Span, ns_spans: &mut HashSet<Span>) {
@@ -354,12 +349,26 @@ fn set_namespace(res: &mut [Res], ns: &str, span: Span, ns_spans: &mut HashSet<S
                 }
             }
         }
-        if r.obj.kind == "Namespace" {
-            // kustomize renames the Namespace object itself to the new namespace.
+        // kustomize renames a `v1` Namespace object itself to the new namespace, and points
+        // an APIService or a CRD's conversion webhook at its Service in it
+        // (`api/internal/konfig/builtinpluginconsts/namespace.go`, kustomize v5.5.0).
+        if r.obj.kind == "Namespace" && r.obj.api_version == "v1" {
             r.set_name(ns.to_string(), span);
-            continue;
         }
-        if cluster_scoped(&r.obj) {
+        if r.obj.kind == "APIService" && r.obj.group() == "apiregistration.k8s.io" {
+            r.obj.root.map_at("spec", span).map_at("service", span).set(
+                "namespace",
+                Node::string(ns, span),
+                span,
+            );
+        }
+        if r.obj.kind == "CustomResourceDefinition" && r.obj.group() == "apiextensions.k8s.io" {
+            let path = ["spec", "conversion", "webhook", "clientConfig", "service"];
+            if let Some(service) = r.obj.root.path_mut(&path).filter(|n| n.is_map()) {
+                service.set("namespace", Node::string(ns, span), span);
+            }
+        }
+        if certainly_cluster_scoped(&r.obj.api_version, &r.obj.kind) {
             continue;
         }
         r.obj
