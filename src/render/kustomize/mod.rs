@@ -29,6 +29,8 @@ use transformers::image_override;
 pub struct Res {
     pub obj: Object,
     pub orig_name: Option<String>,
+    /// The namespace it was written with, which a RoleBinding subject may name it by.
+    pub orig_ns: Option<String>,
     /// Every name the object had before its current one, for references written at any level.
     pub old_names: Vec<String>,
     /// Made by a generator whose name still needs its content hash.
@@ -39,6 +41,7 @@ impl Res {
     fn new(obj: Object) -> Res {
         Res {
             orig_name: obj.name.clone(),
+            orig_ns: obj.namespace.clone(),
             old_names: Vec::new(),
             obj,
             hash: false,

@@ -5,7 +5,7 @@ use super::generators::add_hashes;
 use super::transformers::pod_spec_path;
 use super::Res;
 use crate::model::Object;
-use crate::yaml::Node;
+use crate::yaml::{self, Node};
 use foldhash::{HashMap, HashSet};
 
 /// The end of a build: hash suffixes, then the references to renamed objects; then what
@@ -34,6 +34,30 @@ fn drop_empty_annotations(obj: &mut Object) {
         .is_some_and(|a| a.is_null() || (a.is_map() && a.entries().is_empty()));
     if empty {
         meta.remove("annotations");
+        return;
+    }
+    // kustomize rewrites every object's annotations as a map of strings while it builds (its
+    // own bookkeeping annotations come and go), so `true` or `5` comes out as the text it was
+    // written as. Labels are left as they are.
+    let Some(entries) = meta.get("annotations").map(Node::entries) else {
+        return;
+    };
+    let typed = |v: &Node| {
+        v.as_scalar().is_some_and(|s| {
+            yaml::typing::yaml11(s) != yaml::typing::Kind::Str
+                || yaml::typing::yaml12(s) != yaml::typing::Kind::Str
+        })
+    };
+    if !entries.iter().any(|e| typed(&e.value)) {
+        return;
+    }
+    if let Some(entries) = meta.get_mut("annotations").and_then(Node::entries_mut) {
+        for e in entries.iter_mut() {
+            if typed(&e.value) {
+                let text = e.value.as_str().unwrap_or_default().to_string();
+                e.value = Node::string(text, e.value.span);
+            }
+        }
     }
 }
 
@@ -130,7 +154,24 @@ pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
             }
         }
     }
-    if renamed.is_empty() {
+    // A mapping that names an object (a webhook's `clientConfig.service`) is also given the
+    // namespace of the object it names, renamed or not.
+    let placed: HashMap<(String, String), String> = res
+        .iter()
+        .filter_map(|r| {
+            let ns = r.obj.namespace.clone()?;
+            Some(
+                r.obj
+                    .name
+                    .iter()
+                    .chain(&r.old_names)
+                    .map(move |n| ((r.obj.kind.clone(), n.clone()), ns.clone()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect();
+    if renamed.is_empty() && placed.is_empty() {
         return;
     }
     let current: HashSet<(String, String)> = res
@@ -157,6 +198,7 @@ pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
         // Every reference is looked up before any is written: an object that names nothing
         // renamed stays shared with the base it was rendered from.
         let mut found = Vec::new();
+        let mut moved: Vec<(Vec<usize>, String)> = Vec::new();
         let root = &r.obj.root;
         let kind = r.obj.kind.as_str();
         if let Some((mut at, pod)) = pod_spec_path(kind).and_then(|path| root.locate(path)) {
@@ -192,7 +234,17 @@ pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
                     continue;
                 };
                 for (i, s) in root.entries()[at].value.items().iter().enumerate() {
-                    if s.str_at("kind") == Some("ServiceAccount") {
+                    // A subject that gives a namespace names the account in it only.
+                    let in_ns = match s.str_at("namespace") {
+                        None => true,
+                        Some(ns) => s.str_at("name").is_some_and(|n| {
+                            let found = lookup("ServiceAccount", n).unwrap_or(n.to_string());
+                            let ns = if ns.is_empty() { "default" } else { ns };
+                            let at = placed.get(&("ServiceAccount".to_string(), found));
+                            at.map_or("default", String::as_str) == ns
+                        }),
+                    };
+                    if in_ns && s.str_at("kind") == Some("ServiceAccount") {
                         let lookup = |name: &str| lookup("ServiceAccount", name);
                         find_refs(s, &["name"], &lookup, &mut vec![at, i], &mut found);
                     }
@@ -229,8 +281,13 @@ pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
                 if let Some(new) = node.as_str().and_then(|n| lookup(&spec.target, n)) {
                     found.push((at.to_vec(), new));
                 } else if let Some(i) = node.entry_index("name") {
-                    let name = node.entries()[i].value.as_str();
-                    if let Some(new) = name.and_then(|n| lookup(&spec.target, n)) {
+                    let name = node.entries()[i].value.as_str().unwrap_or_default();
+                    let new = lookup(&spec.target, name);
+                    let key = (spec.target.clone(), new.clone().unwrap_or(name.to_string()));
+                    if let Some(ns) = placed.get(&key) {
+                        moved.push((at.to_vec(), ns.clone()));
+                    }
+                    if let Some(new) = new {
                         let mut at = at.to_vec();
                         at.push(i);
                         found.push((at, new));
@@ -243,6 +300,10 @@ pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
         r.obj.root.write_at(found, |node, new| {
             let span = node.span;
             *node = Node::string(new, span);
+        });
+        r.obj.root.write_at(moved, |node, ns| {
+            let span = node.span;
+            node.set("namespace", Node::string(ns, span), span);
         });
     }
 }
