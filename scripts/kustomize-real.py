@@ -11,10 +11,10 @@ outputs are read as multisets of objects and the directory is put in one class:
     identical      both built, the same objects
     different      both built, the objects differ (the first differing path is printed)
     only-we-fail   kubectl built it, we printed nothing or reported a kustomize error
-    only-kubectl-fails  we built something, kubectl refused it
-    both-fail      neither built it
+    only-kubectl-fails  we built something without reporting a problem, kubectl refused it
+    both-fail      neither built it, or kubectl refused it and we reported a problem
     skipped-network  the build (or a kustomization it includes) needs the network: remote
-                   resources, Helm charts, plugins; it is counted but not run
+                   resources or generator files, Helm charts, plugins; counted, not run
 
 kubectl is given a proxy that cannot be reached, so nothing leaves the machine. The figures
 printed at the end are the ones to compare between two versions of the renderer; the fidelity
@@ -92,6 +92,12 @@ def needs_network(d, seen, depth=0):
         return False
     if any(k.get(x) for x in NETWORK_FIELDS):
         return True
+    for field in ("configMapGenerator", "secretGenerator"):
+        for g in k.get(field) or []:
+            if isinstance(g, dict):
+                for src in (g.get("files") or []) + (g.get("envs") or []) + [g.get("env") or ""]:
+                    if isinstance(src, str) and "://" in src:
+                        return True
     for field in ("resources", "bases", "components"):
         for item in k.get(field) or []:
             if not isinstance(item, str):
@@ -226,12 +232,12 @@ def classify(d, binary, cache):
         except ValueError as e:
             ours = None
             oerr = f"invalid JSON: {e}"
-        # A kustomize error on the build itself (not a note) means we refused it.
-        errs = [l for l in oerr.splitlines() if l.strip()]
-        if ours == [] and errs:
-            ours = None
-    if kube is None and ours is None:
-        return "both-fail", kerr.strip().splitlines()[-1:] if kerr else ""
+    # Problems printed (never notes) mean we reported the build as one kustomize refuses.
+    errs = [l for l in oerr.splitlines() if l.strip()]
+    if ours == [] and errs:
+        ours = None
+    if kube is None and (ours is None or errs):
+        return "both-fail", (kerr.strip().splitlines() or [""])[-1]
     if kube is None:
         return "only-kubectl-fails", (kerr.strip().splitlines() or [""])[-1]
     if ours is None:
