@@ -184,14 +184,16 @@ impl Kustomizer<'_> {
             let Some(content) = self.read(dir, item, file) else {
                 continue;
             };
+            // A line without `=` is a key whose value is empty; a byte order mark before the
+            // first line is dropped (`api/kv/kv.go`, `keyValuesFromLine`, kustomize v5.5.0).
+            let content = content.strip_prefix('\u{feff}').unwrap_or(&content);
             for line in content.lines() {
                 let line = line.trim_start();
                 if line.is_empty() || line.starts_with('#') {
                     continue;
                 }
-                if let Some((k, v)) = line.split_once('=') {
-                    pairs.insert(k.trim().to_string(), (v.to_string(), item.span, item.span));
-                }
+                let (k, v) = line.split_once('=').unwrap_or((line, ""));
+                pairs.insert(k.trim().to_string(), (v.to_string(), item.span, item.span));
             }
         }
         // The keys are distinct and in order already: the mapping is made at its size, where a

@@ -10,12 +10,16 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
 
+mod config;
+mod fields;
 mod generators;
 mod names;
 mod patches;
 mod resources;
+mod scope;
 mod transformers;
 
+use config::NameRef;
 use names::{fix_references, settle};
 use transformers::image_override;
 
@@ -25,6 +29,8 @@ use transformers::image_override;
 pub struct Res {
     pub obj: Object,
     pub orig_name: Option<String>,
+    /// The namespace it was written with, which a RoleBinding subject may name it by.
+    pub orig_ns: Option<String>,
     /// Every name the object had before its current one, for references written at any level.
     pub old_names: Vec<String>,
     /// Made by a generator whose name still needs its content hash.
@@ -35,6 +41,7 @@ impl Res {
     fn new(obj: Object) -> Res {
         Res {
             orig_name: obj.name.clone(),
+            orig_ns: obj.namespace.clone(),
             old_names: Vec::new(),
             obj,
             hash: false,
@@ -62,7 +69,7 @@ impl Res {
 
 /// A directory's resources, whether anything in its build was not rendered, and the files the
 /// build read.
-type Accumulated = (Rc<Vec<Res>>, bool, Rc<[PathBuf]>);
+type Accumulated = (Rc<Vec<Res>>, bool, Rc<[PathBuf]>, Rc<[NameRef]>);
 
 pub struct Kustomizer<'f> {
     files: &'f Files<'f>,
@@ -90,6 +97,10 @@ pub struct Kustomizer<'f> {
     /// The files the build under way read or looked for (kustomizations, resources, patches,
     /// generator inputs), in the order met: what a change must touch to change its objects.
     inputs: Vec<PathBuf>,
+    /// The name references the build under way adds to kustomize's own through
+    /// `configurations:`, its own and those of every kustomization it includes (kustomize
+    /// merges an included build's configuration into the including one's).
+    refs: Vec<NameRef>,
 }
 
 /// How deep kustomizations (resources, bases and components) may include one another. kustomize
@@ -188,6 +199,7 @@ impl<'f> Kustomizer<'f> {
             cut: false,
             opaque: false,
             inputs: Vec::new(),
+            refs: Vec::new(),
         }
     }
 
@@ -235,10 +247,11 @@ impl<'f> Kustomizer<'f> {
     pub fn build(&mut self, dir: &Path) -> Vec<Object> {
         self.opaque = false;
         self.inputs.clear();
+        self.refs.clear();
         let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
-        settle(res)
+        settle(res, &self.refs)
     }
 
     /// [`Kustomizer::build`] for a root: a directory no kustomization includes, built once.
@@ -247,7 +260,10 @@ impl<'f> Kustomizer<'f> {
     pub fn build_root(&mut self, dir: &Path) -> Vec<Object> {
         self.opaque = false;
         self.inputs.clear();
-        self.compute(dir).map(settle).unwrap_or_default()
+        self.refs.clear();
+        self.compute(dir)
+            .map(|res| settle(res, &self.refs))
+            .unwrap_or_default()
     }
 
     /// What an Application's `source.kustomize` makes of the kustomization in `dir`: Argo CD
@@ -256,6 +272,7 @@ impl<'f> Kustomizer<'f> {
     pub fn build_with(&mut self, dir: &Path, overrides: &Node) -> Vec<Object> {
         self.opaque = false;
         self.inputs.clear();
+        self.refs.clear();
         let Some(mut res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
@@ -274,24 +291,29 @@ impl<'f> Kustomizer<'f> {
         self.stack.push(dir.to_path_buf());
         self.builds.push(dir.to_path_buf());
         self.apply(dir, &layer, &mut res);
-        fix_references(&mut res);
+        fix_references(&mut res, &self.refs);
         self.builds.pop();
         self.stack.pop();
-        settle(res)
+        settle(res, &self.refs)
     }
 
     /// The resources of `dir` with its own generators and transformers applied, but before
     /// hashes and references: what a parent kustomization sees.
     fn accumulate(&mut self, dir: &Path) -> Option<Rc<Vec<Res>>> {
-        if let Some((done, opaque, inputs)) = self.cache.get(dir) {
+        if let Some((done, opaque, inputs, refs)) = self.cache.get(dir) {
+            let (done, refs) = (done.clone(), refs.clone());
             self.opaque |= *opaque;
             self.inputs.extend(inputs.iter().cloned());
-            return Some(done.clone());
+            self.add_refs(&refs);
+            return Some(done);
         }
         let outer = std::mem::take(&mut self.cut);
         let outer_opaque = std::mem::take(&mut self.opaque);
         let outer_inputs = std::mem::take(&mut self.inputs);
+        let outer_refs = std::mem::take(&mut self.refs);
         let res = self.compute(dir).map(Rc::new);
+        let refs: Rc<[NameRef]> = std::mem::replace(&mut self.refs, outer_refs).into();
+        self.add_refs(&refs);
         let cut = self.cut;
         self.cut |= outer;
         let opaque = self.opaque;
@@ -301,7 +323,7 @@ impl<'f> Kustomizer<'f> {
         let res = res?;
         if !cut {
             self.cache
-                .insert(dir.to_path_buf(), (res.clone(), opaque, inputs));
+                .insert(dir.to_path_buf(), (res.clone(), opaque, inputs, refs));
         }
         Some(res)
     }
@@ -342,14 +364,41 @@ impl<'f> Kustomizer<'f> {
         self.apply(dir, &k, &mut res);
         // References are settled at each level, while only this level's objects are in view:
         // two overlays of one base each keep their own.
-        fix_references(&mut res);
+        fix_references(&mut res, &self.refs);
         self.builds.pop();
         self.stack.pop();
         Some(res)
     }
 
+    /// Adds name references to the build under way, each once.
+    fn add_refs(&mut self, refs: &[NameRef]) {
+        for r in refs {
+            if !self.refs.contains(r) {
+                self.refs.push(r.clone());
+            }
+        }
+    }
+
+    /// One file of `configurations:`: its name references are followed from here up. The
+    /// other sections would change where built-in transformers write; they are not applied,
+    /// and saying so beats a silent difference.
+    fn configuration(&mut self, dir: &Path, item: &Node) {
+        let mut refs = Vec::new();
+        for doc in self.patch_docs(dir, item, false) {
+            for section in config::name_refs(&doc, &mut refs) {
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!("`configurations`: `{section}` field specs are not applied"),
+                });
+                self.opaque = true;
+            }
+        }
+        self.add_refs(&refs);
+    }
+
     /// Applies one kustomization (or component) to `res`.
     fn apply(&mut self, dir: &Path, k: &Node, res: &mut Vec<Res>) {
+        let k = &*fields::canonical(k);
         for (field, why, opaque) in NOT_RENDERED {
             if let Some(e) = k.entry(field) {
                 if !e.value.is_null() {
@@ -365,6 +414,9 @@ impl<'f> Kustomizer<'f> {
             for item in k.get(field).map(Node::items).unwrap_or(&[]) {
                 self.load(dir, item, res);
             }
+        }
+        for item in k.get("configurations").map(Node::items).unwrap_or(&[]) {
+            self.configuration(dir, item);
         }
         for item in k.get("components").map(Node::items).unwrap_or(&[]) {
             self.component(dir, item, res);

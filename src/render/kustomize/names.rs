@@ -1,17 +1,18 @@
 //! The end of a build: hash suffixes, and references by name that follow renamed objects.
 
+use super::config::{split_path, visit_path, NameRef};
 use super::generators::add_hashes;
 use super::transformers::pod_spec_path;
 use super::Res;
 use crate::model::Object;
-use crate::yaml::Node;
+use crate::yaml::{self, Node};
 use foldhash::{HashMap, HashSet};
 
 /// The end of a build: hash suffixes, then the references to renamed objects; then what
 /// kustomize's writer drops from every object it prints.
-pub(super) fn settle(mut res: Vec<Res>) -> Vec<Object> {
+pub(super) fn settle(mut res: Vec<Res>, refs: &[NameRef]) -> Vec<Object> {
     add_hashes(&mut res);
-    fix_references(&mut res);
+    fix_references(&mut res, refs);
     res.into_iter()
         .map(|mut r| {
             drop_empty_annotations(&mut r.obj);
@@ -33,6 +34,30 @@ fn drop_empty_annotations(obj: &mut Object) {
         .is_some_and(|a| a.is_null() || (a.is_map() && a.entries().is_empty()));
     if empty {
         meta.remove("annotations");
+        return;
+    }
+    // kustomize rewrites every object's annotations as a map of strings while it builds (its
+    // own bookkeeping annotations come and go), so `true` or `5` comes out as the text it was
+    // written as. Labels are left as they are.
+    let Some(entries) = meta.get("annotations").map(Node::entries) else {
+        return;
+    };
+    let typed = |v: &Node| {
+        v.as_scalar().is_some_and(|s| {
+            yaml::typing::yaml11(s) != yaml::typing::Kind::Str
+                || yaml::typing::yaml12(s) != yaml::typing::Kind::Str
+        })
+    };
+    if !entries.iter().any(|e| typed(&e.value)) {
+        return;
+    }
+    if let Some(entries) = meta.get_mut("annotations").and_then(Node::entries_mut) {
+        for e in entries.iter_mut() {
+            if typed(&e.value) {
+                let text = e.value.as_str().unwrap_or_default().to_string();
+                e.value = Node::string(text, e.value.span);
+            }
+        }
     }
 }
 
@@ -75,8 +100,50 @@ const OBJECT_REFS: &[(&str, RefSpec)] = &[
     ("ClusterRoleBinding", RefSpec { target: "ServiceAccount", path: &["subjects", "*", "name"] }),
 ];
 
-/// After prefixes, suffixes and hashes, references by name follow the objects they name.
-pub(super) fn fix_references(res: &mut [Res]) {
+/// References kustomize follows besides those of pod specs and [`OBJECT_REFS`], as
+/// `(target kind, referrer kind, field spec path)`
+/// (`api/internal/konfig/builtinpluginconsts/namereference.go`, kustomize v5.5.0). A field that
+/// holds a list names one object with each item; a mapping names one with its `name`.
+#[rustfmt::skip]
+const MORE_REFS: &[(&str, &str, &str)] = &[
+    ("ConfigMap", "Role", "rules/resourceNames"),
+    ("ConfigMap", "ClusterRole", "rules/resourceNames"),
+    ("ConfigMap", "Node", "spec/configSource/configMap"),
+    ("ConfigMap", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/fastcgi-params-configmap"),
+    ("Secret", "Role", "rules/resourceNames"),
+    ("Secret", "ClusterRole", "rules/resourceNames"),
+    ("Secret", "Ingress", "metadata/annotations/ingress.kubernetes.io\\/auth-secret"),
+    ("Secret", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-secret"),
+    ("Secret", "Ingress", "metadata/annotations/nginx.ingress.kubernetes.io\\/auth-tls-secret"),
+    ("Secret", "StorageClass", "parameters/secretName"),
+    ("Secret", "StorageClass", "parameters/adminSecretName"),
+    ("Secret", "StorageClass", "parameters/userSecretName"),
+    ("Secret", "StorageClass", "parameters/secretRef"),
+    ("Secret", "PersistentVolume", "spec/azureFile/secretName"),
+    ("Service", "Ingress", "spec/rules/http/paths/backend/serviceName"),
+    ("Service", "Ingress", "spec/backend/serviceName"),
+    ("Service", "APIService", "spec/service/name"),
+    ("Service", "ValidatingWebhookConfiguration", "webhooks/clientConfig/service"),
+    ("Service", "MutatingWebhookConfiguration", "webhooks/clientConfig/service"),
+    ("PersistentVolume", "PersistentVolumeClaim", "spec/volumeName"),
+    ("PersistentVolume", "ClusterRole", "rules/resourceNames"),
+    ("StorageClass", "PersistentVolume", "spec/storageClassName"),
+    ("StorageClass", "PersistentVolumeClaim", "spec/storageClassName"),
+    ("StorageClass", "StatefulSet", "spec/volumeClaimTemplates/spec/storageClassName"),
+    ("PriorityClass", "Pod", "spec/priorityClassName"),
+    ("PriorityClass", "StatefulSet", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "Deployment", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "ReplicationController", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "Job", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "DaemonSet", "spec/template/spec/priorityClassName"),
+    ("PriorityClass", "CronJob", "spec/jobTemplate/spec/template/spec/priorityClassName"),
+    ("IngressClass", "Ingress", "spec/ingressClassName"),
+    ("ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "spec/policyName"),
+];
+
+/// After prefixes, suffixes and hashes, references by name follow the objects they name:
+/// kustomize's own references, and `refs` from `configurations:` files.
+pub(super) fn fix_references(res: &mut [Res], refs: &[NameRef]) {
     let mut renamed: HashMap<(String, String), String> = HashMap::default();
     for r in res.iter() {
         if let Some(now) = &r.obj.name {
@@ -87,7 +154,24 @@ pub(super) fn fix_references(res: &mut [Res]) {
             }
         }
     }
-    if renamed.is_empty() {
+    // A mapping that names an object (a webhook's `clientConfig.service`) is also given the
+    // namespace of the object it names, renamed or not.
+    let placed: HashMap<(String, String), String> = res
+        .iter()
+        .filter_map(|r| {
+            let ns = r.obj.namespace.clone()?;
+            Some(
+                r.obj
+                    .name
+                    .iter()
+                    .chain(&r.old_names)
+                    .map(move |n| ((r.obj.kind.clone(), n.clone()), ns.clone()))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .flatten()
+        .collect();
+    if renamed.is_empty() && placed.is_empty() {
         return;
     }
     let current: HashSet<(String, String)> = res
@@ -101,10 +185,20 @@ pub(super) fn fix_references(res: &mut [Res]) {
         }
         renamed.get(&key).cloned()
     };
+    let more: Vec<NameRef> = MORE_REFS
+        .iter()
+        .map(|(target, referrer, path)| NameRef {
+            target: (*target).to_string(),
+            referrer: Some((*referrer).to_string()),
+            path: split_path(path),
+        })
+        .chain(refs.iter().cloned())
+        .collect();
     for r in res.iter_mut() {
         // Every reference is looked up before any is written: an object that names nothing
         // renamed stays shared with the base it was rendered from.
         let mut found = Vec::new();
+        let mut moved: Vec<(Vec<usize>, String)> = Vec::new();
         let root = &r.obj.root;
         let kind = r.obj.kind.as_str();
         if let Some((mut at, pod)) = pod_spec_path(kind).and_then(|path| root.locate(path)) {
@@ -140,7 +234,17 @@ pub(super) fn fix_references(res: &mut [Res]) {
                     continue;
                 };
                 for (i, s) in root.entries()[at].value.items().iter().enumerate() {
-                    if s.str_at("kind") == Some("ServiceAccount") {
+                    // A subject that gives a namespace names the account in it only.
+                    let in_ns = match s.str_at("namespace") {
+                        None => true,
+                        Some(ns) => s.str_at("name").is_some_and(|n| {
+                            let found = lookup("ServiceAccount", n).unwrap_or(n.to_string());
+                            let ns = if ns.is_empty() { "default" } else { ns };
+                            let at = placed.get(&("ServiceAccount".to_string(), found));
+                            at.map_or("default", String::as_str) == ns
+                        }),
+                    };
+                    if in_ns && s.str_at("kind") == Some("ServiceAccount") {
                         let lookup = |name: &str| lookup("ServiceAccount", name);
                         find_refs(s, &["name"], &lookup, &mut vec![at, i], &mut found);
                     }
@@ -169,9 +273,37 @@ pub(super) fn fix_references(res: &mut [Res]) {
                 }
             }
         }
+        for spec in &more {
+            if spec.referrer.as_deref().is_some_and(|k| k != kind) {
+                continue;
+            }
+            visit_path(root, &spec.path, &mut Vec::new(), &mut |at, node| {
+                if let Some(new) = node.as_str().and_then(|n| lookup(&spec.target, n)) {
+                    found.push((at.to_vec(), new));
+                } else if let Some(i) = node.entry_index("name") {
+                    let name = node.entries()[i].value.as_str().unwrap_or_default();
+                    let new = lookup(&spec.target, name);
+                    let key = (spec.target.clone(), new.clone().unwrap_or(name.to_string()));
+                    if let Some(ns) = placed.get(&key) {
+                        moved.push((at.to_vec(), ns.clone()));
+                    }
+                    if let Some(new) = new {
+                        let mut at = at.to_vec();
+                        at.push(i);
+                        found.push((at, new));
+                    }
+                }
+            });
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        found.dedup_by(|a, b| a.0 == b.0);
         r.obj.root.write_at(found, |node, new| {
             let span = node.span;
             *node = Node::string(new, span);
+        });
+        r.obj.root.write_at(moved, |node, ns| {
+            let span = node.span;
+            node.set("namespace", Node::string(ns, span), span);
         });
     }
 }

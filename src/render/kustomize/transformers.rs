@@ -1,8 +1,8 @@
 //! The built-in transformers, in kustomize's fixed order: patches, namespace, name prefix and
 //! suffix, labels, annotations, JSON 6902 patches, replicas, images.
 
+use super::scope::certainly_cluster_scoped;
 use super::{Kustomizer, Res};
-use crate::kinds;
 use crate::model::Object;
 use crate::yaml::{self, Node, Span};
 use foldhash::HashSet;
@@ -318,19 +318,23 @@ fn ensure_path_all<'n>(root: &'n mut Node, path: &[&str], span: Span) -> Option<
     Some(node)
 }
 
-/// Kinds kustomize never namespaces. Unknown kinds are assumed namespaced, as kustomize does.
-fn cluster_scoped(obj: &Object) -> bool {
-    kinds::is_cluster_scoped(&obj.kind)
-}
-
 /// Sets the namespace of every namespaced object. A RoleBinding subject follows when it names
 /// a ServiceAccount of this build and its namespace is unset, `default`, or one kustomize set.
 fn set_namespace(res: &mut [Res], ns: &str, span: Span, ns_spans: &mut HashSet<Span>) {
     ns_spans.insert(span);
-    let accounts: HashSet<String> = res
+    // Each ServiceAccount of the build by every name it has had, with the namespace it was
+    // written with ("default" when none).
+    let accounts: HashSet<(String, String)> = res
         .iter()
         .filter(|r| r.obj.is("", "ServiceAccount"))
-        .flat_map(|r| r.obj.name.iter().chain(&r.old_names).cloned())
+        .flat_map(|r| {
+            let ns = r.orig_ns.clone().unwrap_or_else(|| "default".into());
+            r.obj
+                .name
+                .iter()
+                .chain(&r.old_names)
+                .map(move |n| (n.clone(), ns.clone()))
+        })
         .collect();
     for r in res.iter_mut() {
         if matches!(r.obj.kind.as_str(), "RoleBinding" | "ClusterRoleBinding") {
@@ -342,24 +346,49 @@ fn set_namespace(res: &mut [Res], ns: &str, span: Span, ns_spans: &mut HashSet<S
                 .into_iter()
                 .flatten()
             {
-                let ours = s.str_at("kind") == Some("ServiceAccount")
-                    && s.str_at("name").is_some_and(|n| accounts.contains(n));
-                let movable = match s.get("namespace") {
-                    None => true,
-                    Some(n) => n.as_str() == Some("default") || ns_spans.contains(&n.span),
+                // kustomize's name reference finds the account a subject names in the
+                // namespace the subject gives, and moves the subject with it
+                // (`api/filters/nameref/nameref.go`, `setMapping`, kustomize v5.5.0).
+                let name = s.str_at("name").unwrap_or("");
+                let is_account = s.str_at("kind") == Some("ServiceAccount");
+                let (ours, movable) = match s.get("namespace") {
+                    None => (accounts.iter().any(|(n, _)| n == name), true),
+                    Some(n) if ns_spans.contains(&n.span) => {
+                        (accounts.iter().any(|(a, _)| a == name), true)
+                    }
+                    Some(n) => {
+                        let at = n.as_str().unwrap_or("");
+                        let at = if at.is_empty() { "default" } else { at };
+                        (accounts.contains(&(name.to_string(), at.to_string())), true)
+                    }
                 };
+                let ours = ours && is_account;
                 // Any subject named `default` is moved, whatever it is.
                 if (ours && movable) || s.str_at("name") == Some("default") {
                     s.set("namespace", Node::string(ns, span), span);
                 }
             }
         }
-        if r.obj.kind == "Namespace" {
-            // kustomize renames the Namespace object itself to the new namespace.
+        // kustomize renames a `v1` Namespace object itself to the new namespace, and points
+        // an APIService or a CRD's conversion webhook at its Service in it
+        // (`api/internal/konfig/builtinpluginconsts/namespace.go`, kustomize v5.5.0).
+        if r.obj.kind == "Namespace" && r.obj.api_version == "v1" {
             r.set_name(ns.to_string(), span);
-            continue;
         }
-        if cluster_scoped(&r.obj) {
+        if r.obj.kind == "APIService" && r.obj.group() == "apiregistration.k8s.io" {
+            r.obj.root.map_at("spec", span).map_at("service", span).set(
+                "namespace",
+                Node::string(ns, span),
+                span,
+            );
+        }
+        if r.obj.kind == "CustomResourceDefinition" && r.obj.group() == "apiextensions.k8s.io" {
+            let path = ["spec", "conversion", "webhook", "clientConfig", "service"];
+            if let Some(service) = r.obj.root.path_mut(&path).filter(|n| n.is_map()) {
+                service.set("namespace", Node::string(ns, span), span);
+            }
+        }
+        if certainly_cluster_scoped(&r.obj.api_version, &r.obj.kind) {
             continue;
         }
         r.obj
