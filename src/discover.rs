@@ -240,6 +240,16 @@ impl Charts {
     }
 }
 
+/// Whether `path` is inside a Helm chart's folder (a folder above it holds `Chart.yaml`).
+pub fn in_chart(path: &Path) -> bool {
+    let charts = Charts::default();
+    path.ancestors()
+        .skip(1)
+        .take(32)
+        .any(|dir| !dir.as_os_str().is_empty() && charts.is_chart(dir))
+        || path.file_name().is_some_and(|n| n == "Chart.yaml")
+}
+
 /// Whether `path` is in the `templates/` folder of a chart: Go templates, not manifests.
 pub fn is_chart_template(path: &Path) -> bool {
     Charts::default().holds_template(path)

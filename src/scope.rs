@@ -242,8 +242,12 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
     let mine: Vec<bool> = paths.par_iter().map(|p| is_changed(key(p))).collect();
     let holds_change = |s: &Source| {
         changed.iter().any(|c| {
+            // A chart is rendered whole: any file in it changes what it renders.
             c.starts_with(&s.dir)
-                && (s.recurse || c.parent() == Some(s.dir.as_path()) || *c == s.dir)
+                && (s.recurse
+                    || c.parent() == Some(s.dir.as_path())
+                    || *c == s.dir
+                    || s.dir.join("Chart.yaml").is_file())
         })
     };
     let every_argo = seen

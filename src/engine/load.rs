@@ -289,7 +289,13 @@ fn load_in_context(
         .zip(want)
         .enumerate()
         .with_max_len(FILES_PER_TASK)
-        .map(|(i, (((path, stamp), first), want))| match (want, first) {
+        .map(|(i, (((path, stamp), first), want))| {
+            // A chart is rendered whole where an Application deploys it: its files are read
+            // whatever changed, so that what it renders points where a full run points.
+            let want = want || crate::discover::in_chart(&path);
+            (i, path, stamp, first, want)
+        })
+        .map(|(i, path, stamp, first, want)| match (want, first) {
             // Outside what the changed files need: kept as a name only.
             (false, _) => Turn::Done(skipped(path, SkipReason::OutOfScope)),
             (true, First::Parsed(r)) => Turn::Done(*r),

@@ -70,7 +70,7 @@ pub fn go_number(n: &Number) -> String {
 }
 
 /// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, as `%v` prints a float64: shortest digits,
-/// exponent form when the exponent is below -4 or at least 21.
+/// exponent form when the exponent is below -4 or at least 6 (the shortest form's precision).
 pub fn go_float(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
@@ -78,7 +78,7 @@ pub fn go_float(f: f64) -> String {
     let sci = format!("{f:e}");
     let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..21).contains(&exp) {
+    if !(-4..6).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         return format!("{mantissa}e{sign}{:02}", exp.abs());
     }
