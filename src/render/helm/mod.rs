@@ -185,7 +185,9 @@ fn leaves(v: &Value, path: &mut Vec<String>, out: &mut foldhash::HashMap<usize, 
 
 /// Renders `chart` as `helm template` would, with `opts`.
 pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Manifest>, Failure> {
-    // cmd/helm/install.go: a dependency of the chart itself missing from charts/ fails.
+    // `helm template` refuses a chart whose dependencies are not all in charts/
+    // (cmd/helm/install.go), but Argo CD's repo-server first runs `helm dependency build`,
+    // which fetches them: offline they are unknown, and nothing is guessed.
     let missing: Vec<&str> = chart
         .deps
         .iter()
@@ -193,10 +195,14 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
         .map(|r| r.name.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(Failure::invalid(format!(
-            "found in Chart.yaml, but missing in charts/ directory: {}",
-            missing.join(", ")
-        )));
+        return Err(Failure {
+            kind: FailureKind::Unsupported,
+            message: format!(
+                "dependency {} not in charts/ (Argo CD fetches it with `helm dependency build`)",
+                missing.join(", ")
+            ),
+            at: None,
+        });
     }
     // action.go renderResources: the chart's `kubeVersion` must accept the cluster's.
     let kube = format!("v{}", opts.kube_version.trim_start_matches('v'));
