@@ -659,6 +659,45 @@ pub fn to_json(node: &Node) -> serde_json::Value {
     }
 }
 
+/// The data a node holds as `sigs.k8s.io/yaml` hands it to Go code decoding into
+/// `interface{}` (Helm's values, its `fromYaml`): YAML 1.1 scalars (`yes` is true), every number
+/// a float64 after the trip through `encoding/json`. `None` past `max_depth` levels.
+pub fn to_go_json(node: &Node, max_depth: usize) -> Option<serde_json::Value> {
+    go_json_at(node, max_depth, 0)
+}
+
+fn go_json_at(node: &Node, max_depth: usize, depth: usize) -> Option<serde_json::Value> {
+    use serde_json::Value as J;
+    if depth > max_depth {
+        return None;
+    }
+    if let Some(s) = node.as_scalar() {
+        return Some(match typing::yaml11(s) {
+            typing::Kind::Null => J::Null,
+            typing::Kind::Bool(b) => J::Bool(b),
+            typing::Kind::Int | typing::Kind::Float => number11(s.text)
+                .and_then(|n| n.as_f64())
+                .and_then(serde_json::Number::from_f64)
+                .map_or_else(|| J::String(s.text.to_string()), J::Number),
+            typing::Kind::Str => J::String(s.text.to_string()),
+        });
+    }
+    if node.is_seq() {
+        return node
+            .items()
+            .iter()
+            .map(|item| go_json_at(item, max_depth, depth + 1))
+            .collect::<Option<_>>()
+            .map(J::Array);
+    }
+    let mut map = serde_json::Map::new();
+    for e in node.entries() {
+        let key = e.key.as_str().unwrap_or_default().to_string();
+        map.insert(key, go_json_at(&e.value, max_depth, depth + 1)?);
+    }
+    Some(J::Object(map))
+}
+
 /// A YAML 1.1 number: `0x1F`, `0755` (octal), `1_000`, `1e3`. Whole floats become integers,
 /// as they do after a trip through Go's JSON encoder.
 pub fn number11(text: &str) -> Option<serde_json::Value> {

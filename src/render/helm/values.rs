@@ -3,7 +3,6 @@
 //! `--values` files and `--set` flags (`pkg/cli/values/options.go`), and coalesced with the
 //! charts' defaults (`pkg/chartutil/coalesce.go`), all as of helm v3.17.2.
 
-use crate::yaml::typing::{self, Kind};
 use crate::yaml::{Node, ParseLimits};
 use serde_json::{Number, Value};
 
@@ -29,60 +28,17 @@ pub fn read_yaml(text: &str) -> Result<Value, String> {
         .map_or(Value::Null, |d| to_value(&d.root)))
 }
 
-/// One node as `sigs.k8s.io/yaml` gives it to Helm.
+/// One node as `sigs.k8s.io/yaml` gives it to Helm; the parser bounds the depth already.
 pub fn to_value(node: &Node) -> Value {
-    if let Some(s) = node.as_scalar() {
-        return match typing::yaml11(s) {
-            Kind::Null => Value::Null,
-            Kind::Bool(b) => Value::Bool(b),
-            Kind::Int | Kind::Float => crate::yaml::number11(s.text)
-                .and_then(|n| n.as_f64())
-                .or_else(|| special_float(s.text))
-                .and_then(Number::from_f64)
-                .map_or_else(|| Value::String(s.text.to_string()), Value::Number),
-            Kind::Str => Value::String(s.text.to_string()),
-        };
-    }
-    if node.is_seq() {
-        return Value::Array(node.items().iter().map(to_value).collect());
-    }
-    let mut map = Map::new();
-    for e in node.entries() {
-        let key = e.key.as_str().unwrap_or_default().to_string();
-        map.insert(key, to_value(&e.value));
-    }
-    Value::Object(map)
-}
-
-fn special_float(text: &str) -> Option<f64> {
-    text.replace('_', "")
-        .parse::<f64>()
-        .ok()
-        .filter(|f| f.is_finite())
+    crate::yaml::to_go_json(node, usize::MAX).unwrap_or(Value::Null)
 }
 
 /// A number as Go's `%v` prints the float64 Helm holds (`3`, `1.5`, `1e+06`).
 pub fn go_number(n: &Number) -> String {
     match n.as_f64() {
-        Some(f) if n.is_f64() => go_float(f),
+        Some(f) if n.is_f64() => crate::render::template::go_float(f),
         _ => n.to_string(),
     }
-}
-
-/// Go's `strconv.FormatFloat(f, 'g', -1, 64)`, as `%v` prints a float64: shortest digits,
-/// exponent form when the exponent is below -4 or at least 6 (the shortest form's precision).
-pub fn go_float(f: f64) -> String {
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
-    }
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        return format!("{mantissa}e{sign}{:02}", exp.abs());
-    }
-    format!("{f}")
 }
 
 /// `mergeMaps` of `pkg/cli/values/options.go`: `b` over `a`, tables merged key by key.
@@ -287,6 +243,7 @@ pub fn bounded(v: &mut Value, depth: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::template::go_float;
     use serde_json::json;
 
     #[test]

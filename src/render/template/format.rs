@@ -130,7 +130,7 @@ fn fixed_form(digits: &str, exp: i32) -> String {
 }
 
 /// Go's `%v` for float64 (`strconv.FormatFloat(f, 'g', -1, 64)`): 1e+06, 123456, 1.5.
-pub(super) fn go_float(f: f64) -> String {
+pub fn go_float(f: f64) -> String {
     if f == 0.0 {
         return if f.is_sign_negative() { "-0" } else { "0" }.to_string();
     }

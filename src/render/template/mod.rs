@@ -34,6 +34,7 @@ mod value;
 mod yaml;
 
 pub use exec::Piece;
+pub use format::go_float;
 pub(crate) use json::go_json_string;
 pub use set::{
     helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,

@@ -227,70 +227,14 @@ fn from_yaml(text: &str, array: bool) -> Value {
     }
     let value = match parsed.documents.first() {
         None => Ok(Value::Null),
-        Some(doc) => yaml_node(&doc.root, 0),
+        Some(doc) => crate::yaml::to_go_json(&doc.root, MAX_DEPTH)
+            .ok_or_else(crate::render::template::too_deep),
     };
     into_target(
         value,
         array,
         "error unmarshaling JSON: while decoding JSON: ",
     )
-}
-
-fn yaml_node(node: &crate::yaml::Node, depth: usize) -> Result<Value, String> {
-    use crate::yaml::typing::{yaml11, Kind};
-    if depth > MAX_DEPTH {
-        return Err(crate::render::template::too_deep());
-    }
-    if let Some(s) = node.as_scalar() {
-        return Ok(match yaml11(s) {
-            Kind::Null => Value::Null,
-            Kind::Bool(b) => Value::Bool(b),
-            Kind::Int | Kind::Float => yaml_number(s.text)
-                .and_then(serde_json::Number::from_f64)
-                .map_or_else(|| Value::String(s.text.to_string()), Value::Number),
-            Kind::Str => Value::String(s.text.to_string()),
-        });
-    }
-    if node.is_seq() {
-        return node
-            .items()
-            .iter()
-            .map(|item| yaml_node(item, depth + 1))
-            .collect::<Result<_, _>>()
-            .map(Value::Array);
-    }
-    let mut map = Map::new();
-    for entry in node.entries() {
-        let key = entry.key.as_str().unwrap_or_default().to_string();
-        map.insert(key, yaml_node(&entry.value, depth + 1)?);
-    }
-    Ok(Value::Object(map))
-}
-
-/// A YAML 1.1 integer or float (`0x1F`, `0755`, `1_000`, `1e3`) as the float64 it becomes.
-fn yaml_number(text: &str) -> Option<f64> {
-    let t = text.replace('_', "");
-    let (neg, digits) = match t.strip_prefix('-') {
-        Some(d) => (true, d),
-        None => (false, t.strip_prefix('+').unwrap_or(&t)),
-    };
-    let int = if let Some(h) = digits.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()
-    } else if let Some(b) = digits.strip_prefix("0b") {
-        i64::from_str_radix(b, 2).ok()
-    } else if digits.len() > 1
-        && digits.starts_with('0')
-        && digits.bytes().all(|c| c.is_ascii_digit())
-    {
-        i64::from_str_radix(digits.get(1..).unwrap_or("0"), 8).ok()
-    } else {
-        digits.parse::<i64>().ok()
-    };
-    let magnitude = match int {
-        Some(i) => i as f64,
-        None => digits.parse::<f64>().ok().filter(|f| f.is_finite())?,
-    };
-    Some(if neg { -magnitude } else { magnitude })
 }
 
 #[cfg(test)]
