@@ -137,6 +137,28 @@ fn no_args(args: &[Value], method: &str) -> Result<(), String> {
 }
 
 impl Host for Files<'_> {
+    fn plain(&self, receiver: &Map<String, Value>) -> Option<Value> {
+        if receiver.get(HOST_KEY).and_then(Value::as_str) == Some("apis") {
+            return Some(Value::Array(
+                self.apis.iter().map(|a| Value::String(a.clone())).collect(),
+            ));
+        }
+        // Files is a map[string][]byte; its bytes stand as text, which is what every
+        // function a chart passes them to (`toString`, `b64enc`, `trim`) reads.
+        let files = self.of(receiver)?;
+        Some(Value::Object(
+            files
+                .iter()
+                .map(|(n, d)| {
+                    (
+                        n.clone(),
+                        Value::String(crate::render::template::go_string(d)),
+                    )
+                })
+                .collect(),
+        ))
+    }
+
     fn call(
         &self,
         receiver: &Map<String, Value>,
@@ -157,7 +179,7 @@ impl Host for Files<'_> {
         let Some(files) = self.of(receiver) else {
             return Err(format!("can't evaluate field {method}"));
         };
-        let text = |d: &[u8]| String::from_utf8_lossy(d).into_owned();
+        let text = crate::render::template::go_string;
         match method {
             "Get" | "GetBytes" => {
                 let name = arg(args, method)?;

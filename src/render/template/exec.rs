@@ -10,8 +10,8 @@ use super::parser::{Cmd, Control, Node, Operand, Parser, Pipe, Span, TemplateCal
 use super::set::{associate, named_parse_error, Defs, Dialect, Host, Tmpl, HOST_KEY, ROOT_NAME};
 use super::value::{child, go_type, truth, weigh, Budget, Key, Val};
 use super::{
-    too_deep, too_large, ErrorKind, TemplateError, MAX_OUTPUT, MAX_RANGE_ITERATIONS,
-    MAX_VALUE_BYTES, NODE_WEIGHT,
+    too_deep, too_large, ErrorKind, TemplateError, MAX_HELM_OUTPUT, MAX_OUTPUT,
+    MAX_RANGE_ITERATIONS, MAX_VALUE_BYTES, NODE_WEIGHT,
 };
 use serde_json::{Map, Value};
 use std::rc::Rc;
@@ -26,6 +26,34 @@ const MAX_CALL_DEPTH: usize = 100;
 const MAX_EXEC_DEPTH: usize = 250;
 /// Longest template text quoted in a `tpl` error; Go quotes it whole.
 const MAX_QUOTED: usize = 4096;
+
+/// Sprig functions that change the map given as their first argument.
+const MUTATES: &[&str] = &[
+    "set",
+    "unset",
+    "merge",
+    "mergeOverwrite",
+    "mustMerge",
+    "mustMergeOverwrite",
+];
+
+/// Functions that store or pass on their arguments rather than read them.
+const KEEPS_HOST: &[&str] = &[
+    "dict",
+    "list",
+    "tuple",
+    "set",
+    "append",
+    "push",
+    "prepend",
+    "default",
+    "ternary",
+    "coalesce",
+    "include",
+    "tpl",
+    "deepCopy",
+    "mustDeepCopy",
+];
 
 /// Go's `missingkey` option: what `.x` gives on a map without the key `x`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -121,7 +149,9 @@ fn is_limit(msg: &str) -> bool {
         .map_or(msg, |(_, inner)| inner);
     inner == too_deep()
         || inner == too_large()
-        || inner == format!("output exceeds the {MAX_OUTPUT}-byte limit")
+        || [MAX_OUTPUT, MAX_HELM_OUTPUT]
+            .iter()
+            .any(|max| inner == format!("output exceeds the {max}-byte limit"))
         || inner == format!("range exceeds {MAX_RANGE_ITERATIONS} iterations")
         || inner
             .strip_prefix("text exceeds the ")
@@ -271,6 +301,8 @@ pub(super) struct Exec<'a, 'b> {
     capturing: usize,
     /// The node of the executed file running now, see [`Piece::top`].
     top: (usize, usize),
+    /// The output bound: [`MAX_OUTPUT`], or [`MAX_HELM_OUTPUT`] for a chart's files.
+    max_output: usize,
 }
 
 impl<'a, 'b> Exec<'a, 'b> {
@@ -297,6 +329,10 @@ impl<'a, 'b> Exec<'a, 'b> {
             pieces: None,
             capturing: 0,
             top: (0, 0),
+            max_output: match dialect {
+                Dialect::Helm => MAX_HELM_OUTPUT,
+                _ => MAX_OUTPUT,
+            },
         }
     }
 
@@ -425,8 +461,8 @@ impl<'a, 'b> Exec<'a, 'b> {
     }
 
     fn write(&mut self, text: &str) -> Result<(), String> {
-        if self.out.len().saturating_add(text.len()) > MAX_OUTPUT {
-            return Err(format!("output exceeds the {MAX_OUTPUT}-byte limit"));
+        if self.out.len().saturating_add(text.len()) > self.max_output {
+            return Err(format!("output exceeds the {}-byte limit", self.max_output));
         }
         // What `include` and `tpl` set aside counts too: nested renders each hold a buffer.
         if self
@@ -616,14 +652,19 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
     }
 
-    fn print(&mut self, value: &Val<'a>) -> Result<(), String> {
+    fn print(&mut self, value: &Val<'a>) -> Res<()> {
+        let value = self.plain(value.clone())?;
+        Ok(self.print_plain(&value)?)
+    }
+
+    fn print_plain(&mut self, value: &Val<'a>) -> Result<(), String> {
         match value.value() {
             None => self.write("<no value>"),
             Some(Value::String(s)) => self.write(s),
             Some(v) => {
-                let mut out = Out::new(MAX_OUTPUT.saturating_sub(self.out.len()));
+                let mut out = Out::new(self.max_output.saturating_sub(self.out.len()));
                 write_v(&mut out, v, 0)
-                    .map_err(|_| format!("output exceeds the {MAX_OUTPUT}-byte limit"))?;
+                    .map_err(|_| format!("output exceeds the {}-byte limit", self.max_output))?;
                 self.write(&out.buf)
             }
         }
@@ -632,7 +673,8 @@ impl<'a, 'b> Exec<'a, 'b> {
     fn if_or_with(&mut self, dot: &Val<'a>, control: &Control, with: bool) -> Res<Flow> {
         let scope = self.vars.len();
         let value = self.pipeline(dot, &control.pipe)?;
-        let flow = if truth(&value) {
+        let shown = self.plain(value.clone()).at(control.pipe.span)?;
+        let flow = if truth(&shown) {
             let inner = if with { value } else { dot.clone() };
             self.walk(&inner, &control.list)?
         } else if let Some(else_list) = &control.else_list {
@@ -647,6 +689,7 @@ impl<'a, 'b> Exec<'a, 'b> {
     fn range(&mut self, dot: &Val<'a>, control: &Control) -> Res<Flow> {
         let scope = self.vars.len();
         let value = self.pipeline(dot, &control.pipe)?;
+        let value = self.plain(value).at(control.pipe.span)?;
         let mark = self.vars.len();
         let flow = self
             .range_over(dot, control, &value, mark)
@@ -874,6 +917,33 @@ impl<'a, 'b> Exec<'a, 'b> {
         Ok(receiver)
     }
 
+    /// A host object as functions, `range`, conditions and printing see it: its plain Go
+    /// value (see [`Host::plain`]). Anything else is returned as it is.
+    fn plain(&mut self, value: Val<'a>) -> Res<Val<'a>> {
+        let (Some(host), Some(Value::Object(map))) = (self.host, value.value()) else {
+            return Ok(value);
+        };
+        if !map.contains_key(HOST_KEY) {
+            return Ok(value);
+        }
+        match host.plain(map) {
+            Some(plain) => {
+                // A chart's files can pass the bound on values a template builds (Go shares
+                // their bytes; here they are copied): charged as work, not refused.
+                let weight = match &plain {
+                    Value::Object(map) => map.iter().fold(0usize, |n, (k, v)| {
+                        n.saturating_add(k.len())
+                            .saturating_add(v.as_str().map_or(NODE_WEIGHT, str::len))
+                    }),
+                    other => weigh(other)?,
+                };
+                self.budget.charge_bytes(weight)?;
+                Ok(Val::new(plain))
+            }
+            None => Ok(value),
+        }
+    }
+
     /// The host, when `.name` on `receiver` is a method call (see [`Host`]).
     fn host_method(&self, receiver: &Val<'a>, name: &str) -> Option<&'b dyn Host> {
         let host = self.host?;
@@ -980,6 +1050,13 @@ impl<'a, 'b> Exec<'a, 'b> {
             args.push(self.eval_arg(dot, &param.term, param.span, param.at)?);
         }
         args.extend(fin);
+        // Functions that only hold on to a value keep a host object's methods, as a Go
+        // value keeps its type through `interface{}`; the others see its plain value.
+        if !KEEPS_HOST.contains(&name) {
+            for arg in &mut args {
+                *arg = self.plain(std::mem::replace(arg, Val::Missing)).at(span)?;
+            }
+        }
         // Functions scan their string arguments (`contains`, `eq`, `sha256sum`, ...).
         for arg in &args {
             if let Some(Value::String(s)) = arg.value() {
@@ -1015,7 +1092,44 @@ impl<'a, 'b> Exec<'a, 'b> {
             let weight = weigh(value).at(span)?;
             self.budget.charge_bytes(weight).at(span)?;
         }
+        if MUTATES.contains(&name) {
+            if let Some(Operand {
+                term: Term::Var(var, path),
+                ..
+            }) = params.first()
+            {
+                self.write_back(var, path, &result).at(span)?;
+            }
+        }
         Ok(result)
+    }
+
+    /// Sprig's `set`, `unset` and `merge` change the Go map they are given, and every holder of
+    /// that map sees the change: `$_ := set $labels "k" "v"` adds to `$labels`. Values here
+    /// are immutable, so the changed map is stored back where the first argument was read
+    /// from when that is a variable or a field of one (the way charts use them); a map reached
+    /// some other way (`.`, a map shared by two variables) keeps its old value.
+    fn write_back(&mut self, var: &str, path: &[String], changed: &Val<'a>) -> Result<(), String> {
+        let Some(changed) = changed.value().filter(|v| v.is_object()) else {
+            return Ok(());
+        };
+        if path.is_empty() {
+            return self.assign(var, Val::new(changed.clone()));
+        }
+        let Some(mut whole) = self.var(var)?.value().cloned() else {
+            return Ok(());
+        };
+        let mut slot = &mut whole;
+        for key in path {
+            match slot.as_object_mut().and_then(|m| m.get_mut(key.as_str())) {
+                Some(next) => slot = next,
+                None => return Ok(()),
+            }
+        }
+        *slot = changed.clone();
+        let weight = weigh(&whole)?;
+        self.budget.charge_bytes(weight)?;
+        self.assign(var, Val::new(whole))
     }
 
     /// `and` and `or` short-circuit and return one of their operands, as in Go.
@@ -1097,6 +1211,24 @@ mod tests {
                 Err("can't give argument to non-function"),
             ),
             ("{{ .nope | lower }}", Err("invalid value; expected string")),
+        ]);
+    }
+
+    #[test]
+    fn set_and_merge_change_the_map_a_variable_holds() {
+        check(&[
+            (
+                "{{ $d := dict \"a\" 1 }}{{ with .name }}{{ $_ := set $d \"b\" . }}{{ end }}{{ $d | toJson }}",
+                Ok(r#"{"a":1,"b":"MyApp"}"#),
+            ),
+            (
+                "{{ $d := dict \"in\" (dict) }}{{ $_ := set $d.in \"k\" 2 }}{{ $_ := unset $d \"x\" }}{{ $d | toJson }}",
+                Ok(r#"{"in":{"k":2}}"#),
+            ),
+            (
+                "{{ $d := dict \"a\" 1 }}{{ $_ := merge $d (dict \"a\" 2 \"b\" 3) }}{{ $_ := mergeOverwrite $d (dict \"c\" 4) }}{{ $d | toJson }}",
+                Ok(r#"{"a":1,"b":3,"c":4}"#),
+            ),
         ]);
     }
 

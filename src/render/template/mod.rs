@@ -202,6 +202,39 @@ fn render_with(
     Exec::single(text, nodes, missingkey_error, budget).run(data)
 }
 
+/// A Go string holds any bytes; a Rust one only UTF-8. Bytes of a file that are not UTF-8
+/// (a `.Files.Get` of a binary file) are carried as the characters U+10FF80..=U+10FFFF, one
+/// per byte, which the functions that read a string's bytes (`b64enc`, the checksums) turn
+/// back into the bytes themselves.
+pub fn go_string(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for &b in chunk.invalid() {
+            out.push(char::from_u32(BYTE_CHARS + u32::from(b)).unwrap_or('\u{FFFD}'));
+        }
+    }
+    out
+}
+
+/// The bytes a string made by [`go_string`] stands for.
+pub(crate) fn go_bytes(s: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !s.chars().any(|c| u32::from(c) >= BYTE_CHARS + 0x80) {
+        return std::borrow::Cow::Borrowed(s.as_bytes());
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let mut buf = [0u8; 4];
+    for c in s.chars() {
+        match u32::from(c).checked_sub(BYTE_CHARS) {
+            Some(b) if b >= 0x80 => out.push(u8::try_from(b).unwrap_or(0)),
+            _ => out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes()),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+const BYTE_CHARS: u32 = 0x10FF00;
+
 /// Helm's `toYaml` (sigs.k8s.io/yaml, trailing newline removed), for values built outside a
 /// template: `.Files.AsConfig` and `.Files.AsSecrets`.
 pub fn helm_to_yaml(v: &Value) -> Result<String, String> {
@@ -232,6 +265,10 @@ pub fn has_template(text: &str) -> bool {
 const MAX_DEPTH: usize = 100;
 /// Largest rendered output; real ApplicationSet fields are tiny next to this.
 const MAX_OUTPUT: usize = 1 << 20;
+/// Largest file a chart template renders: as large as a whole chart may be (CRDs written out
+/// as templates pass a megabyte; argo-cd's ApplicationSet CRD is 1.4 MB). The work budget
+/// still bounds what a hostile chart can make.
+const MAX_HELM_OUTPUT: usize = 64 << 20;
 /// Largest single intermediate value (string or collection), in bytes of content.
 const MAX_VALUE_BYTES: usize = 4 << 20;
 /// Work is charged to the caller's [`Work`] budget: one step per node, command, call or
@@ -253,6 +290,14 @@ fn too_large() -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn strings_carry_the_bytes_of_binary_files() {
+        let bytes = [b'a', 0xff, 0x80, b'\n', 0xc3];
+        let s = super::go_string(&bytes);
+        assert_eq!(&*super::go_bytes(&s), &bytes[..]);
+        assert_eq!(&*super::go_bytes("plain é"), "plain é".as_bytes());
+    }
+
     use super::testing::{data, go, go_err, params, render_go};
     use super::{
         has_template, render_fast, render_fast_within, too_large, ErrorKind, Exhausted, Work,

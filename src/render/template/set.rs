@@ -37,6 +37,15 @@ pub trait Host {
         method: &str,
         args: &[Value],
     ) -> Result<Value, String>;
+
+    /// The Go value behind `receiver` with its methods stripped, as a function, `range`, a
+    /// condition or printing sees it (`has "x" .Capabilities.APIVersions` ranges over a
+    /// `[]string`; `range $path, $_ := .Files.Glob "*"` over a `map[string][]byte`). `None`
+    /// when the host does not know the receiver.
+    fn plain(&self, receiver: &Map<String, Value>) -> Option<Value> {
+        let _ = receiver;
+        None
+    }
 }
 
 /// The key that marks a JSON object as a host object (see [`Host`]). No YAML or JSON key a
@@ -347,6 +356,14 @@ mod tests {
                 (_, _, args) => Err(format!("{method} cannot take {} arguments", args.len())),
             }
         }
+
+        fn plain(&self, receiver: &Map<String, Value>) -> Option<Value> {
+            match receiver.get(HOST_KEY).and_then(Value::as_str) {
+                Some("files") => receiver.get("files").cloned(),
+                Some("versions") => receiver.get("list").cloned(),
+                _ => None,
+            }
+        }
     }
 
     fn values() -> Value {
@@ -548,6 +565,20 @@ mod tests {
                 "hello",
             ),
             ("{{ tpl \"{{ .Files.Get \\\"a.txt\\\" }}\" . }}", "hello"),
+            // Functions, range, conditions and printing see the plain Go value.
+            ("{{ has \"apps/v1\" .Capabilities.APIVersions }}", "true"),
+            ("{{ len .Capabilities.APIVersions }}", "2"),
+            (
+                "{{ range $path, $_ := .Files.Glob \"conf/*\" }}{{ $path }};{{ end }}",
+                "conf/x.ini;conf/y.ini;",
+            ),
+            ("{{ if .Files.Glob \"none/*\" }}y{{ else }}n{{ end }}", "n"),
+            ("{{ .Capabilities.APIVersions }}", "[v1 apps/v1]"),
+            // ... while a dict keeps the methods.
+            (
+                "{{ $d := dict \"v\" .Capabilities.APIVersions }}{{ $d.v.Has \"v1\" }}",
+                "true",
+            ),
         ] {
             assert_eq!(ok(main), want, "{main:?}");
         }

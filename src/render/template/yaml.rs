@@ -35,7 +35,9 @@ fn yaml_node(
     match v {
         Value::Object(map) if !map.is_empty() => yaml_map(out, map, indent, inline, depth),
         Value::Array(items) if !items.is_empty() => yaml_seq(out, items, indent, inline, depth),
-        Value::String(s) if yaml_literal_ok(s) => yaml_literal(out, s, indent),
+        // A block scalar's lines are indented one step past its parent's, and the document
+        // root counts as a parent at -1: libyaml's emitter raises a root scalar's indent to 2.
+        Value::String(s) if yaml_literal_ok(s) => yaml_literal(out, s, indent.max(2)),
         scalar => {
             out.push(&yaml_scalar(scalar))?;
             out.push("\n")

@@ -40,12 +40,12 @@ pub(super) fn call_encoding<'a>(
                 serde_json::from_str(str_arg(args, 0)?).unwrap_or(Value::Null),
             ))
         }
-        "b64enc" => str_fn(args, |s| b64_encode(s.as_bytes())),
+        "b64enc" => str_fn(args, |s| b64_encode(&crate::render::template::go_bytes(s))),
         "b64dec" => str_fn(args, |s| match b64_decode(s) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(msg) => msg, // Sprig returns the error text as the result.
         }),
-        "sha256sum" => str_fn(args, |s| sha256_hex(s.as_bytes())),
+        "sha256sum" => str_fn(args, |s| sha256_hex(&crate::render::template::go_bytes(s))),
         "base" => str_fn(args, path_base),
         "dir" => str_fn(args, path_dir),
         "ext" => str_fn(args, path_ext),
@@ -111,6 +111,11 @@ mod tests {
             (
                 "{{ toYaml \"a: b\" }}|{{ toYaml \"123\" }}|{{ toYaml 1.5 }}",
                 Ok("'a: b'|\"123\"|1.5"),
+            ),
+            (
+                // A block scalar at the root is indented like one under a key.
+                "{{ toYaml \"l1\\nl2\" }}|{{ toYaml (list \"a\\nb\\n\") }}",
+                Ok("|-\n  l1\n  l2|- |\n  a\n  b"),
             ),
             (
                 "{{ b64enc \"hello\" }} {{ b64dec \"aGVsbG8=\" }} {{ b64dec \"%%\" }}",

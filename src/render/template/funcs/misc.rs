@@ -32,7 +32,7 @@ pub(super) fn call_misc<'a>(name: &str, args: &[Val<'a>]) -> Result<Option<Val<'
         }
         "sha1sum" => str_fn(args, |s| {
             let mut hasher = sha1dc::Hasher::new();
-            hasher.update(s.as_bytes());
+            hasher.update(&crate::render::template::go_bytes(s));
             // A detected collision attack still has the standard digest, which Go prints.
             let digest = match hasher.finalize() {
                 Ok(digest) => digest,
@@ -42,10 +42,12 @@ pub(super) fn call_misc<'a>(name: &str, args: &[Val<'a>]) -> Result<Option<Val<'
         })?,
         "sha512sum" => str_fn(args, |s| {
             use sha2::{Digest, Sha512};
-            hex(&Sha512::digest(s.as_bytes()))
+            hex(&Sha512::digest(crate::render::template::go_bytes(s)))
         })?,
-        "adler32sum" => str_fn(args, |s| adler32(s.as_bytes()).to_string())?,
-        "b32enc" => str_fn(args, |s| b32_encode(s.as_bytes()))?,
+        "adler32sum" => str_fn(args, |s| {
+            adler32(&crate::render::template::go_bytes(s)).to_string()
+        })?,
+        "b32enc" => str_fn(args, |s| b32_encode(&crate::render::template::go_bytes(s)))?,
         "b32dec" => str_fn(args, |s| match b32_decode(s) {
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(msg) => msg, // Sprig returns the error text as the result.

@@ -189,8 +189,12 @@ fn rewrite_with(pattern: &str, classes: bool) -> String {
     // Inside a bracketed class; the position right after its `[` or `[^` (where `]` is literal).
     let mut in_class = false;
     let mut class_start = false;
+    // Right after `\w`, `\d`, `[:alpha:]`... inside a class: Go (Perl flags) reads a `-` there
+    // as a character, since a class cannot start a range; the crate refuses it.
+    let mut after_class = false;
     while let Some(c) = chars.next() {
         let at_start = std::mem::take(&mut class_start);
+        let follows_class = std::mem::take(&mut after_class);
         match c {
             '\\' => {
                 let Some(next) = chars.next() else {
@@ -208,6 +212,7 @@ fn rewrite_with(pattern: &str, classes: bool) -> String {
                     'B' if !in_class => Some("(?-u:\\B)"),
                     _ => None,
                 };
+                after_class = in_class && matches!(next, 'd' | 'D' | 'w' | 'W' | 's' | 'S');
                 match ascii.filter(|_| classes) {
                     Some(class) => out.push_str(class),
                     None => {
@@ -234,6 +239,7 @@ fn rewrite_with(pattern: &str, classes: bool) -> String {
                         break;
                     }
                 }
+                after_class = true;
             }
             '[' => out.push_str("\\["),
             ']' if in_class && !at_start => {
@@ -241,6 +247,9 @@ fn rewrite_with(pattern: &str, classes: bool) -> String {
                 in_class = false;
             }
             ']' if in_class => out.push_str("\\]"),
+            '-' if follows_class && chars.peek().is_some_and(|&n| n != ']') => {
+                out.push_str("\\-");
+            }
             '&' | '~' | '-' if in_class && chars.peek() == Some(&c) => {
                 chars.next();
                 out.push('\\');
@@ -392,6 +401,11 @@ mod tests {
             (
                 "{{ regexMatch \"^[a-z]+$\" \"abc\" }} {{ regexMatch \"^\\\\d+$\" \"12a\" }} {{ regexMatch \"(\" \"x\" }}",
                 Ok("true false false"),
+            ),
+            (
+                // Go reads `-` after a class escape as a character (redis-ha's host check).
+                "{{ regexMatch \"^[\\\\w-\\\\.]+$\" \"a-b.c\" }} {{ regexMatch \"^[\\\\w-\\\\.]+$\" \"a,b\" }} {{ regexMatch \"^[[:alpha:]-]+$\" \"a-b\" }}",
+                Ok("true false true"),
             ),
             (
                 "{{ mustRegexMatch \"(\" \"x\" }}",
