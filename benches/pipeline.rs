@@ -1,9 +1,11 @@
-//! Micro-benchmarks of three layers of the pipeline, with [divan](https://docs.rs/divan):
+//! Micro-benchmarks of the layers of the pipeline, with [divan](https://docs.rs/divan):
 //!
 //! - `parse`: `yaml::parse` on a Deployment, a file of 50 Applications and a large CRD, and
 //!   `yaml::parse_pruned` on the CRD as the lint parses it, with throughput in bytes;
 //! - `render`: `render::build_kustomization` on an in-memory base and overlay, and on an
 //!   overlay of a large base;
+//! - `render_helm`: loading and rendering real Helm charts (`../shared/charts`, else the
+//!   fixture chart) with their defaults;
 //! - `rules`: `engine::run` on `fixtures/example-repo` and on all of `fixtures/rules` (file
 //!   reading included), and `engine::load` alone on `fixtures/rules` to tell reading and
 //!   parsing from rendering and rules.
@@ -553,6 +555,58 @@ mod render_kustomize {
             assert_eq!(data.entries().len(), 5000);
             assert_eq!(data.str_at("SETTING_4999"), Some("value 4999"));
         });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// render_helm
+
+/// The Helm charts `tests/helm_diff.rs` checks against `helm template`: `../shared/charts`
+/// (or `GITOPS_LINT_CHARTS`) when present, else only the project's own fixture chart.
+fn chart_dir(name: &str) -> Option<PathBuf> {
+    if name == "basic" {
+        return Some(fixture("fixtures/helm/basic"));
+    }
+    let base = std::env::var_os("GITOPS_LINT_CHARTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| fixture("../shared/charts"));
+    Some(base.join(name)).filter(|d| d.join("Chart.yaml").is_file())
+}
+
+/// `helm template rel CHART` with the chart's defaults, from loading the chart folder (values,
+/// templates, vendored subcharts) to the split, sorted manifests.
+#[divan::bench_group(sample_count = 20)]
+mod render_helm {
+    use super::*;
+    use gitops_lint::render::helm;
+
+    fn render(bencher: Bencher, name: &str) {
+        let Some(dir) = chart_dir(name) else {
+            eprintln!("render_helm: chart {name} not found, skipped");
+            return;
+        };
+        let opts = helm::Options {
+            release_name: "rel".into(),
+            namespace: "default".into(),
+            values: Vec::new(),
+            set: Vec::new(),
+            include_crds: true,
+            skip_tests: false,
+            kube_version: helm::DEFAULT_KUBE_VERSION.into(),
+            api_versions: Vec::new(),
+        };
+        let run = || {
+            let chart = helm::load(&dir, &dir).unwrap();
+            let mut work = render::budget::Budget::new(helm::WORK_STEPS);
+            helm::render(&chart, &opts, &mut work).unwrap()
+        };
+        assert!(!run().is_empty());
+        bencher.bench(|| black_box(run()));
+    }
+
+    #[divan::bench(args = ["basic", "podinfo", "argo-cd", "kube-prometheus-stack"])]
+    fn chart(bencher: Bencher, name: &str) {
+        render(bencher, name);
     }
 }
 

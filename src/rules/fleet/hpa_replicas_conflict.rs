@@ -33,14 +33,26 @@ enum Setter {
     InlinePatch,
     /// The workload's own manifest.
     Manifest,
+    /// A Helm value the chart's template printed (values.yaml, a value file, the
+    /// Application's `values`).
+    HelmValue,
+    /// A chart template.
+    Template,
 }
 
 impl Setter {
     fn of(cx: &Cx, wl: &Object, replicas: &Node) -> Setter {
+        let source = cx.sources.get(replicas.span.file);
+        if crate::discover::is_chart_template(&cx.sources.get(wl.file).path) {
+            return if crate::discover::is_chart_template(&source.path) {
+                Setter::Template
+            } else {
+                Setter::HelmValue
+            };
+        }
         if replicas.span.file == wl.file {
             return Setter::Manifest;
         }
-        let source = cx.sources.get(replicas.span.file);
         if !crate::discover::is_kustomization_file(&source.path) {
             return Setter::Patch;
         }
@@ -60,6 +72,8 @@ impl Setter {
             Setter::Patch => "this patch sets spec.replicas",
             Setter::InlinePatch => "this inline patch sets spec.replicas",
             Setter::Manifest => "spec.replicas set here",
+            Setter::HelmValue => "this Helm value becomes spec.replicas",
+            Setter::Template => "this template sets spec.replicas",
         }
     }
 
@@ -77,6 +91,11 @@ impl Setter {
                     .into()
             }
             Setter::Manifest => "remove `spec.replicas` from this manifest".into(),
+            Setter::HelmValue | Setter::Template => {
+                "have the chart's template leave `spec.replicas` out while the autoscaler is on \
+                 (`{{- if not .Values.autoscaling.enabled }}` around it, as most charts do)"
+                    .into()
+            }
         }
     }
 }
