@@ -138,6 +138,35 @@ fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> HashSet<
         .collect()
 }
 
+/// Charts whose templates write `argoproj.io` objects (Applications, ApplicationSets,
+/// AppProjects), top-level ones only (not a subchart in another chart's `charts/`), in path
+/// order: candidates for [`super::helm::render_standalone`].
+fn bootstrap_charts(files: &Files) -> std::collections::VecDeque<PathBuf> {
+    let charts: Vec<&Path> = files
+        .sources
+        .files()
+        .iter()
+        .filter(|f| f.path.file_name().is_some_and(|n| n == "Chart.yaml"))
+        .filter_map(|f| f.path.parent())
+        .collect();
+    let mut out: Vec<PathBuf> = charts
+        .iter()
+        .filter(|dir| !charts.iter().any(|c| c != *dir && dir.starts_with(c)))
+        .filter(|dir| {
+            let templates = dir.join("templates");
+            files.sources.files().iter().any(|f| {
+                f.path.starts_with(&templates)
+                    && f.text.contains("argoproj.io/")
+                    && f.text.contains("kind:")
+            })
+        })
+        .map(|d| d.to_path_buf())
+        .collect();
+    out.sort();
+    out.dedup();
+    out.into()
+}
+
 pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     let files = Files::new(sources, docs, &repo.roots);
     let mut kz = Kustomizer::new(&files);
@@ -245,7 +274,31 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .collect();
     let mut spent: u64 = 0;
     let mut next = 0;
-    while next < g.units.len() {
+    let mut bootstrap = bootstrap_charts(&files);
+    loop {
+        if next == g.units.len() {
+            // Every unit is resolved: a chart of Argo CD objects that no Application deploys
+            // is rendered next, one at a time, since what it writes may deploy the others.
+            let Some(dir) = bootstrap.pop_front() else {
+                break;
+            };
+            let deployed = g.apps.iter().any(|a| {
+                a.sources
+                    .iter()
+                    .any(|s| matches!(&s.kind, SourceKind::Helm(d) if *d == dir))
+            });
+            if !deployed {
+                if let Err(why) = super::helm::render_standalone(&mut g, &dir, &files) {
+                    if let Some(id) = files.file(&dir.join("Chart.yaml")) {
+                        g.notes.push(Note {
+                            span: Span::new(id, 0, 0),
+                            message: format!("chart of Argo CD objects not rendered: {why}"),
+                        });
+                    }
+                }
+            }
+            continue;
+        }
         let u = next;
         next += 1;
         let obj = &g.units[u].obj;

@@ -66,11 +66,87 @@ pub(in crate::render) fn render(
     let opts = argo::options(source, name, namespace, values)?;
     let root = files.root_of(dir);
     let chart = chart::load(dir, &root).map_err(|e| e.0)?;
+    let provenance = Provenance {
+        files,
+        written,
+        defaults: std::cell::RefCell::new(Vec::new()),
+        fallback: app.root.span,
+    };
+    let Some(objects) = render_chart(g, &chart, &opts, &provenance, Some(at))? else {
+        return Ok(Vec::new());
+    };
     chart.paths(&mut inputs);
+    inputs.sort();
+    inputs.dedup();
+    Ok(push_built(g, objects, Arc::from(inputs)))
+}
+
+/// Renders a chart that no Application deploys but that holds Argo CD objects (an app-of-apps
+/// chart installed by hand, `argocd app create --path`): with its own defaults, as
+/// `helm template` renders it, keeping only the `argoproj.io` objects, so that the
+/// Applications it writes take part in the graph. The values it is really installed with
+/// are not known: a failure is a note, never a finding, and its workloads are not linted.
+pub(in crate::render) fn render_standalone(
+    g: &mut Graph,
+    dir: &Path,
+    files: &Files,
+) -> Result<Vec<usize>, String> {
+    let root = files.root_of(dir);
+    let chart = chart::load(dir, &root).map_err(|e| e.0)?;
+    let fallback = files
+        .file(&dir.join("Chart.yaml"))
+        .map(|id| Span::new(id, 0, 0))
+        .ok_or("Chart.yaml is not read")?;
+    let opts = super::Options {
+        release_name: "release-name".into(),
+        namespace: "default".into(),
+        values: Vec::new(),
+        set: Vec::new(),
+        include_crds: true,
+        skip_tests: false,
+        kube_version: super::DEFAULT_KUBE_VERSION.into(),
+        api_versions: Vec::new(),
+    };
+    let provenance = Provenance {
+        files,
+        written: Vec::new(),
+        defaults: std::cell::RefCell::new(Vec::new()),
+        fallback,
+    };
+    let objects = render_chart(g, &chart, &opts, &provenance, None)?.unwrap_or_default();
+    let objects: Vec<Object> = objects
+        .into_iter()
+        .filter(|o| o.group() == "argoproj.io")
+        .collect();
+    let mut inputs = Vec::new();
+    chart.paths(&mut inputs);
+    inputs.sort();
+    inputs.dedup();
+    Ok(push_built(g, objects, Arc::from(inputs)))
+}
+
+/// The objects `chart` renders to with `opts`. A failure Helm shares is a `helm-error`
+/// problem when `report` says where the chart is deployed (then `None`), else the reason
+/// nothing was rendered.
+fn render_chart(
+    g: &mut Graph,
+    chart: &chart::Chart,
+    opts: &super::Options,
+    provenance: &Provenance,
+    report: Option<Span>,
+) -> Result<Option<Vec<Object>>, String> {
+    let files = provenance.files;
     let mut work = Work::new(WORK_STEPS);
-    let manifests = match super::render(&chart, &opts, &mut work) {
+    let manifests = match super::render(chart, opts, &mut work) {
         Ok(m) => m,
+        Err(f) if f.kind == FailureKind::Invalid && report.is_none() => {
+            return Err(format!(
+                "`helm template` fails with the chart's defaults: {}",
+                f.message
+            ))
+        }
         Err(f) if f.kind == FailureKind::Invalid => {
+            let at = report.unwrap_or(provenance.fallback);
             let span =
                 f.at.as_ref()
                     .and_then(|(path, line, col)| locate(files, path, *line, *col))
@@ -81,27 +157,18 @@ pub(in crate::render) fn render(
                 message: format!("`helm template` fails for this chart: {}", f.message),
                 help: "Argo CD renders nothing for this source and the Application cannot sync; fix the values or the template".into(),
             });
-            return Ok(Vec::new());
+            return Ok(None);
         }
         Err(f) if f.kind == FailureKind::Unsupported => {
             return Err(format!("not evaluated offline: {}", f.message))
         }
         Err(f) => return Err(format!("past a bound of the renderer: {}", f.message)),
     };
-    let fallback = app.root.span;
-    let provenance = Provenance {
-        files,
-        written,
-        defaults: std::cell::RefCell::new(Vec::new()),
-        fallback,
-    };
     let mut objects = Vec::new();
     for m in manifests {
-        objects.extend(objects_of(&m, &provenance, dir));
+        objects.extend(objects_of(&m, provenance, &chart.dir));
     }
-    inputs.sort();
-    inputs.dedup();
-    Ok(push_built(g, objects, Arc::from(inputs)))
+    Ok(Some(objects))
 }
 
 /// Where rendered nodes point: the template text or action that wrote them, or the values

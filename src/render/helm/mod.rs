@@ -16,7 +16,7 @@ mod host;
 mod manifests;
 pub mod values;
 
-pub(in crate::render) use app::render as render_source;
+pub(in crate::render) use app::{render as render_source, render_standalone};
 
 pub use chart::{load, Chart, LoadError};
 pub use manifests::{Manifest, ManifestKind};
