@@ -284,25 +284,42 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
             .map_err(|e| Failure::from_template(e, &paths))?;
     }
     let mut rendered: Vec<manifests::Rendered> = Vec::new();
+    // Every template of a scope runs on the same data, as in Helm, where they share one
+    // `.Values`: a map a template changes (`set .Values.x ...`) is changed for the templates
+    // after it (see template::shared). The data stays put meanwhile: `.Template` has its key
+    // from the start and only its value is swapped, and the values swapped out are kept, so
+    // that no address is reused.
+    for data in &mut scopes {
+        if let Value::Object(m) = data {
+            m.insert("Template".into(), Value::Null);
+        }
+    }
+    let mut printed_by_scope: Vec<Option<foldhash::HashMap<usize, Vec<String>>>> =
+        vec![None; scopes.len()];
+    let mut retired: Vec<Value> = Vec::new();
+    let _shared = crate::render::template::SharedMaps::new();
     for (name, index, _) in &names {
         if base(name).starts_with('_') {
             continue;
         }
         let (c, full, _) = &charts[*index];
-        let mut data = scopes[*index].clone();
-        if let Value::Object(m) = &mut data {
-            m.insert(
-                "Template".into(),
-                json!({"Name": name, "BasePath": format!("{full}/templates")}),
-            );
+        let template = json!({"Name": name, "BasePath": format!("{full}/templates")});
+        if let Some(slot) = scopes.get_mut(*index).and_then(|d| d.get_mut("Template")) {
+            retired.push(std::mem::replace(slot, template));
         }
+        let Some(data) = scopes.get(*index) else {
+            continue;
+        };
         let (out, pieces) = set
-            .execute_traced(name, &data, Some(&host), work)
+            .execute_traced(name, data, Some(&host), work)
             .map_err(|e| Failure::from_template(e, &paths))?;
-        let mut printed = foldhash::HashMap::default();
-        if let Some(v) = data.get("Values") {
-            leaves(v, &mut Vec::new(), &mut printed);
-        }
+        let printed = printed_by_scope[*index].get_or_insert_with(|| {
+            let mut printed = foldhash::HashMap::default();
+            if let Some(v) = data.get("Values") {
+                leaves(v, &mut Vec::new(), &mut printed);
+            }
+            printed
+        });
         let prefix = &prefixes[*index];
         let traced = pieces
             .into_iter()

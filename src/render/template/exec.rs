@@ -8,7 +8,7 @@ use super::funcs::{
 };
 use super::parser::{Cmd, Control, Node, Operand, Parser, Pipe, Span, TemplateCall, Term};
 use super::set::{associate, named_parse_error, Defs, Dialect, Host, Tmpl, HOST_KEY, ROOT_NAME};
-use super::value::{child, go_type, truth, weigh, Budget, Key, Val};
+use super::value::{child, go_type, shared, truth, weigh, Budget, Key, Val};
 use super::{
     too_deep, too_large, ErrorKind, TemplateError, MAX_HELM_OUTPUT, MAX_OUTPUT,
     MAX_RANGE_ITERATIONS, MAX_VALUE_BYTES, NODE_WEIGHT,
@@ -1093,15 +1093,83 @@ impl<'a, 'b> Exec<'a, 'b> {
             self.budget.charge_bytes(weight).at(span)?;
         }
         if MUTATES.contains(&name) {
-            if let Some(Operand {
-                term: Term::Var(var, path),
-                ..
-            }) = params.first()
-            {
-                self.write_back(var, path, &result).at(span)?;
+            match params.first().map(|p| &p.term) {
+                Some(Term::Var(var, path)) => {
+                    let base = self.var(var).at(span)?;
+                    self.share_change(base, path, &result).at(span)?;
+                    self.write_back(var, path, &result).at(span)?;
+                }
+                Some(Term::Field(path)) => {
+                    self.share_change(dot.clone(), path, &result).at(span)?
+                }
+                Some(Term::Dot) => self.share_change(dot.clone(), &[], &result).at(span)?,
+                _ => {}
             }
         }
         Ok(result)
+    }
+
+    /// Keeps a change `set`/`unset`/`merge` made to a map of the data (see
+    /// [`super::value::shared`]): the map `path` names below `base`, or, when that map is itself a
+    /// copy, the nearest data map above it, rebuilt with the change.
+    fn share_change(
+        &mut self,
+        base: Val<'a>,
+        path: &[String],
+        changed: &Val<'a>,
+    ) -> Result<(), String> {
+        let Some(changed) = changed.value().filter(|v| v.is_object()) else {
+            return Ok(());
+        };
+        if !shared::active() {
+            return Ok(());
+        }
+        let mut raws: Vec<Option<&'a Value>> = Vec::with_capacity(path.len() + 1);
+        let mut effs: Vec<Val<'a>> = Vec::with_capacity(path.len() + 1);
+        match base {
+            Val::Ref(r) => {
+                raws.push(Some(r));
+                effs.push(Val::Ref(r));
+            }
+            other => {
+                raws.push(None);
+                effs.push(other);
+            }
+        }
+        for name in path {
+            let parent = effs.last().cloned().unwrap_or(Val::Missing);
+            let (raw, eff) = match parent {
+                Val::Ref(p) => match p.get(name.as_str()) {
+                    Some(c) => (
+                        Some(c),
+                        child(self.budget, &Val::Ref(p), &Key::Field(name))?,
+                    ),
+                    None => return Ok(()),
+                },
+                Val::Own(_) => (None, child(self.budget, &parent, &Key::Field(name))?),
+                Val::Missing => return Ok(()),
+            };
+            raws.push(raw);
+            effs.push(eff.unwrap_or(Val::Missing));
+        }
+        let mut value = changed.clone();
+        for i in (0..raws.len()).rev() {
+            if let Some(raw) = raws[i] {
+                self.budget.charge_bytes(weigh(&value)?)?;
+                shared::replace(raw, value);
+                return Ok(());
+            }
+            let Some(Value::Object(mut parent)) = i
+                .checked_sub(1)
+                .and_then(|p| effs.get(p))
+                .and_then(|v| v.value().cloned())
+            else {
+                return Ok(());
+            };
+            parent.insert(path[i - 1].clone(), value);
+            value = Value::Object(parent);
+        }
+        Ok(())
     }
 
     /// Sprig's `set`, `unset` and `merge` change the Go map they are given, and every holder of

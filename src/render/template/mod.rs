@@ -39,6 +39,7 @@ pub(crate) use json::go_json_string;
 pub use set::{
     helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
 };
+pub(crate) use value::shared::Scope as SharedMaps;
 
 use crate::render::budget::{Budget as Work, Exhausted};
 use exec::Exec;

@@ -533,6 +533,29 @@ mod tests {
     }
 
     #[test]
+    fn a_changed_data_map_is_seen_by_the_templates_after() {
+        let set = set(
+            Dialect::Helm,
+            &[
+                ("c/templates/a.yaml", "{{ $_ := set .Values \"tier\" \"db\" }}{{ $r := .Release }}{{ $_ := set $r \"Name\" \"x\" }}"),
+                ("c/templates/b.yaml", "{{ .Values.tier }} {{ .Release.Name }} {{ $.Values.list }}"),
+            ],
+        );
+        let data = values();
+        let mut work = Work::new(1_000_000);
+        let run =
+            |name: &str, work: &mut Work| set.execute(name, &data, Some(&Chart), work).unwrap();
+        // Without a scope nothing is shared (ApplicationSet templates, one-off renders).
+        run("c/templates/a.yaml", &mut work);
+        assert_eq!(run("c/templates/b.yaml", &mut work), "web rel [a b]");
+        let scope = crate::render::template::SharedMaps::new();
+        run("c/templates/a.yaml", &mut work);
+        assert_eq!(run("c/templates/b.yaml", &mut work), "db x [a b]");
+        drop(scope);
+        assert_eq!(run("c/templates/b.yaml", &mut work), "web rel [a b]");
+    }
+
+    #[test]
     fn host_objects_answer_method_calls() {
         for (main, want) in [
             ("{{ .Files.Get \"a.txt\" }}", "hello"),

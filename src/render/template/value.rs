@@ -208,7 +208,7 @@ pub(super) fn child<'a>(
 ) -> Result<Option<Val<'a>>, String> {
     match parent {
         Val::Missing => Ok(None),
-        Val::Ref(v) => Ok(lookup(v, key).map(Val::Ref)),
+        Val::Ref(v) => Ok(lookup(v, key).map(|c| shared::current(c).unwrap_or(Val::Ref(c)))),
         Val::Own(v) => match lookup(v, key) {
             None => Ok(None),
             Some(member) => {
@@ -216,5 +216,71 @@ pub(super) fn child<'a>(
                 Ok(Some(Val::new(member.clone())))
             }
         },
+    }
+}
+
+/// Go maps are shared: `set .Values.global "k" v` changes the map every later template reads
+/// through `.Values.global`. The data a Helm render runs on is borrowed and never written, so
+/// a changed map is kept here, by the address of the data map it replaces, while a render
+/// that asked for it (see [`shared::Scope`]) runs; a lookup that reaches that map gets the
+/// changed one. Only maps reached by looking up members see the change: a value that was
+/// taken whole before (`$g := .Values.global`, then `toYaml $g`) keeps the old one.
+pub(crate) mod shared {
+    use super::Val;
+    use serde_json::Value;
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    use std::rc::Rc;
+
+    thread_local! {
+        static CHANGED: RefCell<Option<HashMap<usize, Rc<Value>>>> = const { RefCell::new(None) };
+    }
+
+    /// While it lives, changes to data maps are kept (on this thread). The data must outlive
+    /// it and stay where it is, so that an address means the same map throughout.
+    pub(crate) struct Scope(());
+
+    impl Scope {
+        pub(crate) fn new() -> Scope {
+            CHANGED.with(|c| *c.borrow_mut() = Some(HashMap::new()));
+            Scope(())
+        }
+    }
+
+    impl Drop for Scope {
+        fn drop(&mut self) {
+            CHANGED.with(|c| *c.borrow_mut() = None);
+        }
+    }
+
+    fn key(v: &Value) -> usize {
+        v as *const Value as usize
+    }
+
+    /// The changed version of the data map `v`, if there is one.
+    pub(super) fn current<'a>(v: &Value) -> Option<Val<'a>> {
+        if !v.is_object() {
+            return None;
+        }
+        CHANGED.with(|c| {
+            c.borrow()
+                .as_ref()
+                .and_then(|m| m.get(&key(v)).cloned())
+                .map(Val::Own)
+        })
+    }
+
+    /// Whether changes are kept now.
+    pub(in crate::render::template) fn active() -> bool {
+        CHANGED.with(|c| c.borrow().is_some())
+    }
+
+    /// Records `new` as the current version of the data map `old`.
+    pub(in crate::render::template) fn replace(old: &Value, new: Value) {
+        CHANGED.with(|c| {
+            if let Some(m) = c.borrow_mut().as_mut() {
+                m.insert(key(old), Rc::new(new));
+            }
+        });
     }
 }
