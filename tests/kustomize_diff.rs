@@ -8,7 +8,9 @@
 //! Without kubectl (neither on `PATH` nor at `/usr/bin/kubectl`) the test is ignored, with the
 //! reason (see `build.rs`). `KUSTOMIZE_DIFF_CASE=<name>` runs one case only. kubectl only ever
 //! reads the local fixture files; a proxy that cannot be reached is set so that nothing could
-//! leave the machine.
+//! leave the machine. A case whose kustomization has `helmCharts` is built with
+//! `--enable-helm --helm-command HELM` (helm on `PATH` or in `~/.local/bin`, as
+//! `tests/helm_diff.rs` finds it); without helm such a case is skipped, with the reason.
 #![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
@@ -60,12 +62,33 @@ fn find_kubectl() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+fn find_helm() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/bin"));
+    on_path
+        .into_iter()
+        .chain(home)
+        .map(|dir| dir.join("helm"))
+        .find(|p| p.is_file())
+}
+
+/// Whether the case's kustomization inflates Helm charts.
+fn uses_helm(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("kustomization.yaml"))
+        .is_ok_and(|t| t.lines().any(|l| l.starts_with("helmCharts:")))
+}
+
 /// `kubectl kustomize DIR`, killed after [`LIMIT`].
 fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
     let mut cmd = Command::new(kubectl);
-    cmd.arg("kustomize")
-        .arg(dir)
-        .current_dir(root())
+    cmd.arg("kustomize").arg(dir);
+    if uses_helm(dir) {
+        let helm = find_helm().ok_or("the case inflates a Helm chart and helm is not installed")?;
+        cmd.arg("--enable-helm").arg("--helm-command").arg(helm);
+    }
+    cmd.current_dir(root())
         // Rendering reads local files only; make sure nothing could reach a network anyway.
         .env("HTTP_PROXY", "http://127.0.0.1:9")
         .env("HTTPS_PROXY", "http://127.0.0.1:9")
@@ -150,6 +173,13 @@ fn renderer_matches_kubectl_kustomize() {
 
     let mut failures = Vec::new();
     for case in &selected {
+        if uses_helm(&root().join(&case.dir)) && find_helm().is_none() {
+            eprintln!(
+                "skip {}: helm is not installed (scripts/install-helm.sh)",
+                case.name
+            );
+            continue;
+        }
         match check_case(&kubectl, case) {
             Ok(objects) => eprintln!("ok   {} ({objects} objects)", case.name),
             Err(report) => {
