@@ -37,20 +37,24 @@ impl<R: Read> Read for Capped<R> {
 /// Tar type flags whose entries Go's tar reader gives no data for (`isHeaderOnlyType`).
 const HEADER_ONLY: &[u8] = b"12345";
 
-/// The files of a chart archive, by name below its top folder, in archive order.
-/// `max_bytes` bounds the unpacked stream (headers included); `max_files` the entries.
+/// The files of a chart: name relative to the chart with `/`, bytes.
+pub(super) type FileList = Vec<(String, Vec<u8>)>;
+
+/// The files of a chart archive, by name below its top folder, in archive order, and the
+/// bytes unpacked. `max_bytes` bounds the unpacked stream (headers included); `max_files`
+/// the entries.
 pub(super) fn files(
     data: &[u8],
     max_bytes: u64,
     max_files: usize,
-) -> Result<(Vec<(String, Vec<u8>)>, u64), String> {
+) -> Result<(FileList, u64), String> {
     let mut capped = Capped {
         inner: flate2::read::MultiGzDecoder::new(data),
         left: max_bytes,
     };
     let mut archive = tar::Archive::new(&mut capped);
     let entries = archive.entries().map_err(|e| e.to_string())?;
-    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut out: FileList = Vec::new();
     let mut count = 0usize;
     for entry in entries {
         let mut entry = entry.map_err(|e| e.to_string())?;

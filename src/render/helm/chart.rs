@@ -89,8 +89,7 @@ pub fn load(dir: &Path, root: &Path) -> Result<Chart, LoadError> {
     from_files(dir, None, files, 0, &mut budget)
 }
 
-/// The files of a chart: name relative to the chart with `/`, bytes.
-type FileList = Vec<(String, Vec<u8>)>;
+use super::archive::FileList;
 
 /// Every file of the chart folder not ignored, by name relative to it with `/`, in the order
 /// of Go's `filepath.Walk` (lexical, a folder's contents right after it).

@@ -63,7 +63,7 @@ impl Kustomizer<'_> {
         }
         let merge = match text("valuesMerge").as_str() {
             "" | "override" => Merge::Override,
-            "merge" => Merge::Merge,
+            "merge" => Merge::Combine,
             "replace" => Merge::Replace,
             other => {
                 self.problems.push(problem(
@@ -132,7 +132,7 @@ impl Kustomizer<'_> {
                         merge2(&inline, &mut file, 0);
                         file
                     }
-                    (Merge::Merge, Some(file)) => {
+                    (Merge::Combine, Some(file)) => {
                         let mut out = inline;
                         merge2(&file, &mut out, 0);
                         out
@@ -356,10 +356,11 @@ enum Local {
     No,
 }
 
+/// `valuesMerge`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Merge {
     Override,
-    Merge,
+    Combine,
     Replace,
 }
 
