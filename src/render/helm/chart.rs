@@ -47,6 +47,7 @@ pub struct Chart {
 pub struct Dependency {
     pub name: String,
     pub version: String,
+    pub repository: String,
     pub condition: String,
     pub tags: Vec<String>,
     pub alias: String,
@@ -372,6 +373,7 @@ fn deps_of(m: &Map) -> Vec<Dependency> {
         .map(|d| Dependency {
             name: str_of(d, "name"),
             version: str_of(d, "version"),
+            repository: str_of(d, "repository"),
             condition: str_of(d, "condition"),
             tags: match d.get("tags") {
                 Some(Value::Array(t)) => t
