@@ -283,3 +283,137 @@ fn readme_lists_every_case() {
         missing.join(", ")
     );
 }
+
+/// A vendored chart that kustomize's Helm generator refuses (a `valuesMerge` it does not know,
+/// a missing default values file, `releaseName` with `nameTemplate`, a template that fails) is a
+/// `kustomize-error` at the kustomization, where kubectl fails too; a chart it would pull is a
+/// note, and one it finds renders.
+#[test]
+#[cfg_attr(
+    not(has_kubectl),
+    ignore = "kubectl is neither on PATH nor at /usr/bin/kubectl"
+)]
+fn refused_helm_charts_are_errors_as_kubectl_fails_them() {
+    let kubectl = find_kubectl();
+    common::require_program("kubectl", kubectl.is_some(), "install kubectl");
+    let kubectl = kubectl.unwrap();
+    if find_helm().is_none() {
+        eprintln!("skip: helm is not installed (scripts/install-helm.sh)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    let chart = |dir: &Path, values: bool, template: &str| {
+        let c = dir.join("charts/web");
+        std::fs::create_dir_all(c.join("templates")).unwrap();
+        std::fs::write(
+            c.join("Chart.yaml"),
+            "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+        )
+        .unwrap();
+        if values {
+            std::fs::write(c.join("values.yaml"), "name: web\n").unwrap();
+        }
+        std::fs::write(c.join("templates/cm.yaml"), template).unwrap();
+    };
+    let cm =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | default \"x\" }}\n";
+    let cases = [
+        (
+            "bad-merge",
+            "  - {name: web, releaseName: r, valuesMerge: deep}\n",
+            true,
+            cm,
+            true,
+        ),
+        (
+            "no-values",
+            "  - {name: web, releaseName: r}\n",
+            false,
+            cm,
+            true,
+        ),
+        (
+            "two-names",
+            "  - {name: web, releaseName: r, nameTemplate: n}\n",
+            true,
+            cm,
+            true,
+        ),
+        (
+            "fails",
+            "  - {name: web, releaseName: r}\n",
+            true,
+            "{{ fail \"no\" }}\n",
+            true,
+        ),
+        (
+            "renders",
+            "  - {name: web, releaseName: r}\n",
+            true,
+            cm,
+            false,
+        ),
+    ];
+    for (name, entry, values, template, refused) in cases {
+        let dir = work.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        chart(&dir, values, template);
+        std::fs::write(
+            dir.join("kustomization.yaml"),
+            format!("helmCharts:\n{entry}"),
+        )
+        .unwrap();
+        std::fs::write(
+            work.path().join(format!("{name}-app.yaml")),
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  project: default\n  source: {{repoURL: https://example.com/r.git, path: {name}}}\n  destination: {{server: https://kubernetes.default.svc, namespace: x}}\n"
+            ),
+        )
+        .unwrap();
+        let kubectl_refuses = kubectl_kustomize(&kubectl, &dir).is_err();
+        assert_eq!(kubectl_refuses, refused, "{name}: kubectl");
+    }
+    let pulled = work.path().join("pulled");
+    std::fs::create_dir(&pulled).unwrap();
+    std::fs::write(
+        pulled.join("kustomization.yaml"),
+        "helmCharts:\n  - {name: redis, repo: https://charts.example.com, version: 1.0.0}\n",
+    )
+    .unwrap();
+    let run = run_in(
+        work.path(),
+        &[
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--repo-url",
+            "https://example.com/r.git",
+            ".",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let refused: BTreeSet<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "kustomize-error")
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<String> = cases
+        .iter()
+        .filter(|c| c.4)
+        .map(|c| format!("{}/kustomization.yaml", c.0))
+        .collect();
+    assert_eq!(refused, expected, "{report:#}");
+    let notes: Vec<&str> = report["summary"]["not_rendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["file"].as_str().unwrap())
+        .collect();
+    assert!(notes.contains(&"pulled/kustomization.yaml"), "{notes:?}");
+}

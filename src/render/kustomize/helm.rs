@@ -4,7 +4,7 @@
 //! `AsHelmArgs`). A chart kustomize would pull first (`helm pull`) is noted as not rendered:
 //! gitops-lint never fetches.
 
-use super::{problem, Kustomizer, Res};
+use super::{is_remote, problem, Kustomizer, Res};
 use crate::render::helm::{self, values::Map, ManifestKind};
 use crate::render::{Linked, Note, Unread};
 use crate::yaml::{Node, ParseLimits};
@@ -97,6 +97,9 @@ impl Kustomizer<'_> {
             let (path, shown) = if written.is_empty() {
                 (chart_dir.join("values.yaml"), format!("{rel}/values.yaml"))
             } else {
+                if self.remote_values(item, &written) {
+                    return Local::Yes;
+                }
                 match self.files.resolve(dir, &written) {
                     Ok(p) => (p, written.clone()),
                     Err(e) => {
@@ -151,6 +154,9 @@ impl Kustomizer<'_> {
             let Some(written) = extra.as_str() else {
                 continue;
             };
+            if self.remote_values(extra, written) {
+                return Local::Yes;
+            }
             let path = match self.files.resolve(dir, written) {
                 Ok(p) => p,
                 Err(e) => {
@@ -283,6 +289,22 @@ impl Kustomizer<'_> {
                 .then_some(real),
             Linked::Outside | Linked::Missing => None,
         }
+    }
+
+    /// kustomize's loader fetches a values file given as an http(s) URL; gitops-lint never
+    /// does, and the chart is not rendered then.
+    fn remote_values(&mut self, item: &Node, written: &str) -> bool {
+        if !is_remote(written) {
+            return false;
+        }
+        self.opaque = true;
+        self.notes.push(Note {
+            span: item.span,
+            message: format!(
+                "remote values file `{written}` not rendered: gitops-lint never fetches"
+            ),
+        });
+        true
     }
 
     /// A values file kustomize loads itself (its loader: under the kustomization's folder).
