@@ -1014,3 +1014,103 @@ spec:
         human.stdout
     );
 }
+
+/// One ustar header for a regular file of `size` bytes named `name`, written as given.
+fn tar_header(name: &str, size: u64) -> [u8; 512] {
+    let mut h = [0u8; 512];
+    h[..name.len()].copy_from_slice(name.as_bytes());
+    h[100..107].copy_from_slice(b"0000644");
+    h[108..115].copy_from_slice(b"0000000");
+    h[116..123].copy_from_slice(b"0000000");
+    h[124..135].copy_from_slice(format!("{size:011o}").as_bytes());
+    h[136..147].copy_from_slice(b"00000000000");
+    h[156] = b'0';
+    h[257..263].copy_from_slice(b"ustar\0");
+    h[263..265].copy_from_slice(b"00");
+    h[148..156].copy_from_slice(b"        ");
+    let sum: u32 = h.iter().map(|b| u32::from(*b)).sum();
+    h[148..155].copy_from_slice(format!("{sum:06o}\0").as_bytes());
+    h
+}
+
+/// A chart archive in `charts/` that names a file above its folder, or unpacks to far more than
+/// a chart may hold: the chart is not rendered, with helm's reason, nothing is written, and the
+/// run goes on.
+#[test]
+fn hostile_chart_archives_are_refused() {
+    use std::io::Write;
+    let chart_app = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: web
+  source: {repoURL: 'https://example.com/r.git', path: chart, targetRevision: HEAD}
+  destination: {server: 'https://kubernetes.default.svc', namespace: web}
+";
+    let cases: [(&str, &str); 2] = [
+        ("traversal", "chart illegally references parent directory"),
+        ("bomb", "more"),
+    ];
+    for (case, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("good.yaml"), GOOD).unwrap();
+        std::fs::write(d.join("app.yaml"), chart_app).unwrap();
+        std::fs::create_dir_all(d.join("chart/charts")).unwrap();
+        std::fs::write(
+            d.join("chart/Chart.yaml"),
+            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+        )
+        .unwrap();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let meta = b"name: dep\n";
+        gz.write_all(&tar_header("dep/Chart.yaml", meta.len() as u64))
+            .unwrap();
+        gz.write_all(meta).unwrap();
+        gz.write_all(&[0u8; 512 - 10]).unwrap();
+        if case == "traversal" {
+            gz.write_all(&tar_header("dep/../../../escaped.txt", 1))
+                .unwrap();
+            gz.write_all(&[b'x'; 512]).unwrap();
+        } else {
+            // 128 MiB of zeros: about 128 KiB once compressed.
+            let size = 128u64 << 20;
+            gz.write_all(&tar_header("dep/big.bin", size)).unwrap();
+            let chunk = vec![0u8; 1 << 20];
+            for _ in 0..128 {
+                gz.write_all(&chunk).unwrap();
+            }
+        }
+        gz.write_all(&[0u8; 1024]).unwrap();
+        std::fs::write(d.join("chart/charts/dep-1.0.0.tgz"), gz.finish().unwrap()).unwrap();
+        let run = run_in(
+            d,
+            &[
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+                "--repo-url",
+                "https://example.com/r.git",
+                ".",
+            ],
+            LIMIT,
+        );
+        let report = checked(&run);
+        let notes: Vec<String> = report["summary"]["not_rendered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["message"].as_str().unwrap().to_string())
+            .collect();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.contains("dep-1.0.0.tgz") && n.contains(expected)),
+            "{case}: {notes:?}"
+        );
+        assert!(
+            !d.join("escaped.txt").exists() && !d.parent().unwrap().join("escaped.txt").exists()
+        );
+    }
+}

@@ -8,7 +8,9 @@
 //! Without kubectl (neither on `PATH` nor at `/usr/bin/kubectl`) the test is ignored, with the
 //! reason (see `build.rs`). `KUSTOMIZE_DIFF_CASE=<name>` runs one case only. kubectl only ever
 //! reads the local fixture files; a proxy that cannot be reached is set so that nothing could
-//! leave the machine.
+//! leave the machine. A case whose kustomization has `helmCharts` is built with
+//! `--enable-helm --helm-command HELM` (helm on `PATH` or in `~/.local/bin`, as
+//! `tests/helm_diff.rs` finds it); without helm such a case is skipped, with the reason.
 #![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
 
 mod common;
@@ -60,12 +62,33 @@ fn find_kubectl() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+fn find_helm() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/bin"));
+    on_path
+        .into_iter()
+        .chain(home)
+        .map(|dir| dir.join("helm"))
+        .find(|p| p.is_file())
+}
+
+/// Whether the case's kustomization inflates Helm charts.
+fn uses_helm(dir: &Path) -> bool {
+    std::fs::read_to_string(dir.join("kustomization.yaml"))
+        .is_ok_and(|t| t.lines().any(|l| l.starts_with("helmCharts:")))
+}
+
 /// `kubectl kustomize DIR`, killed after [`LIMIT`].
 fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
     let mut cmd = Command::new(kubectl);
-    cmd.arg("kustomize")
-        .arg(dir)
-        .current_dir(root())
+    cmd.arg("kustomize").arg(dir);
+    if uses_helm(dir) {
+        let helm = find_helm().ok_or("the case inflates a Helm chart and helm is not installed")?;
+        cmd.arg("--enable-helm").arg("--helm-command").arg(helm);
+    }
+    cmd.current_dir(root())
         // Rendering reads local files only; make sure nothing could reach a network anyway.
         .env("HTTP_PROXY", "http://127.0.0.1:9")
         .env("HTTPS_PROXY", "http://127.0.0.1:9")
@@ -150,6 +173,13 @@ fn renderer_matches_kubectl_kustomize() {
 
     let mut failures = Vec::new();
     for case in &selected {
+        if uses_helm(&root().join(&case.dir)) && find_helm().is_none() {
+            eprintln!(
+                "skip {}: helm is not installed (scripts/install-helm.sh)",
+                case.name
+            );
+            continue;
+        }
         match check_case(&kubectl, case) {
             Ok(objects) => eprintln!("ok   {} ({objects} objects)", case.name),
             Err(report) => {
@@ -252,4 +282,138 @@ fn readme_lists_every_case() {
         "fixtures/kustomize/README.md does not list: {}",
         missing.join(", ")
     );
+}
+
+/// A vendored chart that kustomize's Helm generator refuses (a `valuesMerge` it does not know,
+/// a missing default values file, `releaseName` with `nameTemplate`, a template that fails) is a
+/// `kustomize-error` at the kustomization, where kubectl fails too; a chart it would pull is a
+/// note, and one it finds renders.
+#[test]
+#[cfg_attr(
+    not(has_kubectl),
+    ignore = "kubectl is neither on PATH nor at /usr/bin/kubectl"
+)]
+fn refused_helm_charts_are_errors_as_kubectl_fails_them() {
+    let kubectl = find_kubectl();
+    common::require_program("kubectl", kubectl.is_some(), "install kubectl");
+    let kubectl = kubectl.unwrap();
+    if find_helm().is_none() {
+        eprintln!("skip: helm is not installed (scripts/install-helm.sh)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    std::fs::create_dir(work.path().join(".git")).unwrap();
+    let chart = |dir: &Path, values: bool, template: &str| {
+        let c = dir.join("charts/web");
+        std::fs::create_dir_all(c.join("templates")).unwrap();
+        std::fs::write(
+            c.join("Chart.yaml"),
+            "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+        )
+        .unwrap();
+        if values {
+            std::fs::write(c.join("values.yaml"), "name: web\n").unwrap();
+        }
+        std::fs::write(c.join("templates/cm.yaml"), template).unwrap();
+    };
+    let cm =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | default \"x\" }}\n";
+    let cases = [
+        (
+            "bad-merge",
+            "  - {name: web, releaseName: r, valuesMerge: deep}\n",
+            true,
+            cm,
+            true,
+        ),
+        (
+            "no-values",
+            "  - {name: web, releaseName: r}\n",
+            false,
+            cm,
+            true,
+        ),
+        (
+            "two-names",
+            "  - {name: web, releaseName: r, nameTemplate: n}\n",
+            true,
+            cm,
+            true,
+        ),
+        (
+            "fails",
+            "  - {name: web, releaseName: r}\n",
+            true,
+            "{{ fail \"no\" }}\n",
+            true,
+        ),
+        (
+            "renders",
+            "  - {name: web, releaseName: r}\n",
+            true,
+            cm,
+            false,
+        ),
+    ];
+    for (name, entry, values, template, refused) in cases {
+        let dir = work.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        chart(&dir, values, template);
+        std::fs::write(
+            dir.join("kustomization.yaml"),
+            format!("helmCharts:\n{entry}"),
+        )
+        .unwrap();
+        std::fs::write(
+            work.path().join(format!("{name}-app.yaml")),
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  project: default\n  source: {{repoURL: https://example.com/r.git, path: {name}}}\n  destination: {{server: https://kubernetes.default.svc, namespace: x}}\n"
+            ),
+        )
+        .unwrap();
+        let kubectl_refuses = kubectl_kustomize(&kubectl, &dir).is_err();
+        assert_eq!(kubectl_refuses, refused, "{name}: kubectl");
+    }
+    let pulled = work.path().join("pulled");
+    std::fs::create_dir(&pulled).unwrap();
+    std::fs::write(
+        pulled.join("kustomization.yaml"),
+        "helmCharts:\n  - {name: redis, repo: https://charts.example.com, version: 1.0.0}\n",
+    )
+    .unwrap();
+    let run = run_in(
+        work.path(),
+        &[
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--repo-url",
+            "https://example.com/r.git",
+            ".",
+        ],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let refused: BTreeSet<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "kustomize-error")
+        .map(|f| f["file"].as_str().unwrap().to_string())
+        .collect();
+    let expected: BTreeSet<String> = cases
+        .iter()
+        .filter(|c| c.4)
+        .map(|c| format!("{}/kustomization.yaml", c.0))
+        .collect();
+    assert_eq!(refused, expected, "{report:#}");
+    let notes: Vec<&str> = report["summary"]["not_rendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["file"].as_str().unwrap())
+        .collect();
+    assert!(notes.contains(&"pulled/kustomization.yaml"), "{notes:?}");
 }

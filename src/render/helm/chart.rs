@@ -1,7 +1,7 @@
 //! Loading a chart from its folder as Helm's loader does (helm v3.17.2
 //! `pkg/chart/loader/directory.go` and `load.go`, `pkg/ignore/rules.go`): `.helmignore`,
 //! `Chart.yaml`, `values.yaml`, `templates/`, every other file for `.Files`, and the subcharts
-//! vendored under `charts/` as folders. Only the chart's own tree is read, never a file a link
+//! vendored under `charts/`, as folders or as archives (`archive.rs`). Only the chart's own tree is read, never a file a link
 //! leads to outside the repository, and within fixed bounds.
 
 use super::values::{self, Map};
@@ -18,8 +18,11 @@ const MAX_DEPTH: usize = 16;
 /// One chart, as loaded: Helm's `chart.Chart`.
 #[derive(Debug, Clone)]
 pub struct Chart {
-    /// The folder on disk.
+    /// The folder on disk; for a chart unpacked from an archive, the archive's path with the
+    /// chart's place inside it (`charts/dep-1.0.0.tgz`), which names no file.
     pub dir: PathBuf,
+    /// The archive on disk the chart was unpacked from, when it was.
+    pub archive: Option<PathBuf>,
     /// `Chart.yaml`, as the fields Helm's `chart.Metadata` gives templates (`.Chart.Name`).
     pub meta: Map,
     pub name: String,
@@ -44,6 +47,7 @@ pub struct Chart {
 pub struct Dependency {
     pub name: String,
     pub version: String,
+    pub repository: String,
     pub condition: String,
     pub tags: Vec<String>,
     pub alias: String,
@@ -58,7 +62,12 @@ pub struct LoadError(pub String);
 struct Budget {
     files: usize,
     bytes: u64,
+    /// Bytes unpacked from archives, tar headers included.
+    unpacked: u64,
 }
+
+/// Bytes all the archives of one chart may unpack to: the files' bound, and their headers.
+const MAX_UNPACKED: u64 = MAX_BYTES + MAX_FILES as u64 * 1024;
 
 /// Loads the chart in `dir`. `root` bounds where links may lead.
 pub fn load(dir: &Path, root: &Path) -> Result<Chart, LoadError> {
@@ -72,13 +81,16 @@ pub fn load(dir: &Path, root: &Path) -> Result<Chart, LoadError> {
     let real_root = dot(root)
         .canonicalize()
         .map_err(|e| LoadError(format!("{}: {e}", root.display())))?;
-    let mut budget = Budget { files: 0, bytes: 0 };
+    let mut budget = Budget {
+        files: 0,
+        bytes: 0,
+        unpacked: 0,
+    };
     let files = read_tree(&dot(dir), &real_root, &mut budget)?;
-    from_files(dir, files, 0)
+    from_files(dir, None, files, 0, &mut budget)
 }
 
-/// The files of a chart: name relative to the chart with `/`, bytes.
-type FileList = Vec<(String, Vec<u8>)>;
+use super::archive::FileList;
 
 /// Every file of the chart folder not ignored, by name relative to it with `/`, in the order
 /// of Go's `filepath.Walk` (lexical, a folder's contents right after it).
@@ -168,7 +180,13 @@ fn walk(
     Ok(())
 }
 
-fn from_files(dir: &Path, files: FileList, depth: usize) -> Result<Chart, LoadError> {
+fn from_files(
+    dir: &Path,
+    archive: Option<&Path>,
+    files: FileList,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<Chart, LoadError> {
     if depth > MAX_DEPTH {
         return Err(LoadError(format!(
             "{}: subcharts nest deeper than {MAX_DEPTH} levels",
@@ -199,6 +217,7 @@ fn from_files(dir: &Path, files: FileList, depth: usize) -> Result<Chart, LoadEr
         .to_string();
     let mut chart = Chart {
         dir: dir.to_path_buf(),
+        archive: archive.map(Path::to_path_buf),
         meta: Map::new(),
         name: str_of(&raw_meta, "name"),
         version: str_of(&raw_meta, "version"),
@@ -260,21 +279,32 @@ fn from_files(dir: &Path, files: FileList, depth: usize) -> Result<Chart, LoadEr
         if top.starts_with(['_', '.']) {
             continue;
         }
-        if top.ends_with(".tgz") {
-            return Err(LoadError(format!(
-                "{}/charts/{top}: chart archives are not unpacked; dependency not rendered",
-                dir.display()
-            )));
-        }
-        // Files directly in charts/ that are not folders are not charts.
-        let list: Vec<_> = list.into_iter().filter(|(n, _)| !n.is_empty()).collect();
         let sub_dir = dir.join("charts").join(&top);
-        let loaded = from_files(&sub_dir, list, depth + 1).map_err(|LoadError(e)| {
+        let wrap = |LoadError(e): LoadError| {
             LoadError(format!(
                 "error unpacking subchart {top} in {}: {e}",
                 chart.name
             ))
-        })?;
+        };
+        let loaded = if top.ends_with(".tgz") {
+            // load.go: the archive is the first file of its name; a folder so named is not one.
+            let Some((first, data)) = list.into_iter().next() else {
+                continue;
+            };
+            if !first.is_empty() {
+                return Err(LoadError(format!(
+                    "error unpacking subchart tar in {}: expected {top}, got {top}/{first}",
+                    chart.name
+                )));
+            }
+            let unpacked = unpack(&data, budget).map_err(|e| wrap(LoadError(e)))?;
+            let on_disk = archive.unwrap_or(&sub_dir);
+            from_files(&sub_dir, Some(on_disk), unpacked, depth + 1, budget).map_err(wrap)?
+        } else {
+            // Files directly in charts/ that are not folders are not charts.
+            let list: Vec<_> = list.into_iter().filter(|(n, _)| !n.is_empty()).collect();
+            from_files(&sub_dir, archive, list, depth + 1, budget).map_err(wrap)?
+        };
         chart.subcharts.push(loaded);
     }
     chart
@@ -289,10 +319,30 @@ fn from_files(dir: &Path, files: FileList, depth: usize) -> Result<Chart, LoadEr
     Ok(chart)
 }
 
+/// The files of a chart archive, counted against the chart's bounds.
+fn unpack(data: &[u8], budget: &mut Budget) -> Result<FileList, String> {
+    let left = MAX_UNPACKED.saturating_sub(budget.unpacked);
+    let files_left = MAX_FILES.saturating_sub(budget.files);
+    let (files, used) = super::archive::files(data, left, files_left)?;
+    budget.unpacked += used;
+    budget.files += files.len();
+    budget.bytes += files.iter().map(|(_, d)| d.len() as u64).sum::<u64>();
+    if budget.files > MAX_FILES || budget.bytes > MAX_BYTES {
+        return Err(format!(
+            "the chart holds more than {MAX_FILES} files or {MAX_BYTES} bytes; not rendered"
+        ));
+    }
+    Ok(files)
+}
+
 impl Chart {
     /// Every file the chart was loaded from, subcharts included: what a change to would
     /// change the render.
     pub fn paths(&self, out: &mut Vec<PathBuf>) {
+        if let Some(archive) = &self.archive {
+            out.push(archive.clone());
+            return;
+        }
         out.push(self.dir.join("Chart.yaml"));
         if let Some(v) = &self.values_file {
             out.push(v.clone());
@@ -323,6 +373,7 @@ fn deps_of(m: &Map) -> Vec<Dependency> {
         .map(|d| Dependency {
             name: str_of(d, "name"),
             version: str_of(d, "version"),
+            repository: str_of(d, "repository"),
             condition: str_of(d, "condition"),
             tags: match d.get("tags") {
                 Some(Value::Array(t)) => t
@@ -479,5 +530,65 @@ mod tests {
         assert!(rules.ignore("templates/.hidden", false));
         assert!(!rules.ignore("templates/deploy.yaml", false));
         assert!(Ignore::parse("a/**/b").is_err());
+    }
+
+    #[test]
+    fn archives_in_charts_load_as_folders_and_hostile_ones_fail() {
+        use crate::render::helm::archive::tests::tgz;
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        std::fs::create_dir_all(top.join("charts")).unwrap();
+        std::fs::write(
+            top.join("Chart.yaml"),
+            "apiVersion: v2\nname: top\nversion: 1.0.0\n",
+        )
+        .unwrap();
+        let dep = tgz(&[
+            (
+                "dep/Chart.yaml",
+                b'0',
+                b"apiVersion: v2\nname: dep\nversion: 0.1.0\n",
+            ),
+            ("dep/values.yaml", b'0', b"a: 1\n"),
+            ("dep/templates/cm.yaml", b'0', b"kind: ConfigMap\n"),
+            ("dep/.helmignore", b'0', b"*.yaml\n"),
+        ]);
+        std::fs::write(top.join("charts/dep-0.1.0.tgz"), &dep).unwrap();
+        let chart = load(top, top).unwrap();
+        assert_eq!(chart.subcharts.len(), 1);
+        let sub = &chart.subcharts[0];
+        assert_eq!(sub.name, "dep");
+        assert_eq!(
+            sub.templates.len(),
+            1,
+            "an archive's .helmignore does not apply"
+        );
+        assert_eq!(sub.values.get("a"), Some(&Value::from(1.0)));
+        let mut paths = Vec::new();
+        chart.paths(&mut paths);
+        assert!(paths.contains(&top.join("charts/dep-0.1.0.tgz")));
+
+        let evil = tgz(&[
+            ("dep/Chart.yaml", b'0', b"name: dep\n"),
+            ("dep/../../../tmp/x", b'0', b"x"),
+        ]);
+        std::fs::write(top.join("charts/dep-0.1.0.tgz"), &evil).unwrap();
+        assert_eq!(
+            load(top, top).unwrap_err().0,
+            "error unpacking subchart dep-0.1.0.tgz in top: chart illegally references parent directory"
+        );
+        let big = vec![b'#'; (MAX_BYTES + 1) as usize];
+        let bomb = tgz(&[
+            ("dep/Chart.yaml", b'0', b"name: dep\n"),
+            ("dep/big", b'0', &big),
+        ]);
+        std::fs::write(top.join("charts/dep-0.1.0.tgz"), &bomb).unwrap();
+        let err = load(top, top).unwrap_err().0;
+        assert!(err.contains("more"), "{err}");
+        std::fs::write(top.join("charts/dep-0.1.0.tgz"), b"plain text").unwrap();
+        assert!(load(top, top)
+            .unwrap_err()
+            .0
+            .starts_with("error unpacking subchart dep-0.1.0.tgz"));
     }
 }

@@ -63,11 +63,36 @@ fn enabled(c: &mut Chart, v: &Map, path: &str, depth: usize) -> Result<(), Strin
         .collect();
     c.subcharts.retain(|s| !off.contains(&s.name));
     c.deps.retain(|r| !off.contains(&r.name));
+    // The metadata templates see (`.Chart.Dependencies`) is what was processed: aliases as
+    // names, disabled ones gone, `Enabled` set.
+    let listed: Vec<Value> = c.deps.iter().map(go_dependency).collect();
+    c.meta.insert("Dependencies".into(), Value::Array(listed));
     for sub in &mut c.subcharts {
         let sub_path = format!("{path}{}.", sub.name);
         enabled(sub, &cvals, &sub_path, depth + 1)?;
     }
     Ok(())
+}
+
+/// A dependency as the fields of Go's `chart.Dependency`.
+fn go_dependency(d: &super::chart::Dependency) -> Value {
+    let list = |v: Vec<Value>| {
+        if v.is_empty() {
+            Value::Null
+        } else {
+            Value::Array(v)
+        }
+    };
+    serde_json::json!({
+        "Name": d.name,
+        "Version": d.version,
+        "Repository": d.repository,
+        "Condition": d.condition,
+        "Tags": list(d.tags.iter().cloned().map(Value::String).collect()),
+        "Enabled": d.enabled,
+        "ImportValues": list(d.import_values.clone()),
+        "Alias": d.alias,
+    })
 }
 
 /// `processDependencyTags`: any true tag enables, only false tags disable.

@@ -9,6 +9,7 @@
 //! documents as Helm's manifest sorter does.
 
 mod app;
+mod archive;
 mod argo;
 pub mod chart;
 mod deps;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 mod config;
 mod fields;
 mod generators;
+mod helm;
 mod names;
 mod patches;
 mod resources;
@@ -120,8 +121,8 @@ pub struct Found {
 
 /// Kustomization fields that name things gitops-lint never runs, and whether what they do may
 /// add objects or change their identity (kind, name, namespace), which patches are matched by.
-const NOT_RENDERED: [(&str, &str, bool); 8] = [
-    ("helmCharts", "Helm charts are not inflated offline", true),
+/// `helmCharts` is rendered when its chart is vendored (`helm.rs`), noted otherwise.
+const NOT_RENDERED: &[(&str, &str, bool)] = &[
     (
         "helmChartInflationGenerator",
         "Helm charts are not inflated offline",
@@ -399,7 +400,7 @@ impl<'f> Kustomizer<'f> {
     /// Applies one kustomization (or component) to `res`.
     fn apply(&mut self, dir: &Path, k: &Node, res: &mut Vec<Res>) {
         let k = &*fields::canonical(k);
-        for (field, why, opaque) in NOT_RENDERED {
+        for &(field, why, opaque) in NOT_RENDERED {
             if let Some(e) = k.entry(field) {
                 if !e.value.is_null() {
                     self.notes.push(Note {
@@ -422,6 +423,7 @@ impl<'f> Kustomizer<'f> {
             self.component(dir, item, res);
         }
         self.generate(dir, k, res);
+        self.helm_charts(dir, k, res);
         self.transform(dir, k, res);
     }
 }
