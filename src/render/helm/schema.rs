@@ -15,6 +15,9 @@ use std::collections::HashMap;
 
 /// Schemas nested in one evaluation: deeper is a `$ref` loop (the library overflows its stack).
 const MAX_DEPTH: usize = 200;
+/// Work one schema evaluation is counted as: about what a template action costs, so that a
+/// chart's budget bounds a schema that branches without end in time as well.
+const STEP: u64 = 100;
 /// Distinct patterns compiled for one schema.
 const MAX_PATTERNS: usize = 2_000;
 
@@ -130,6 +133,7 @@ pub fn validate(schema: &Value, doc: &Value, work: &mut Work) -> Result<Vec<Sche
     };
     let mut v = Validator {
         root: schema,
+        nested_ids: nested_id(schema, 0, &mut 0),
         draft,
         work,
         patterns: HashMap::new(),
@@ -177,6 +181,9 @@ fn field(ctx: &[String]) -> String {
 
 struct Validator<'s, 'w> {
     root: &'s Value,
+    /// A schema below the top declares its own `$id`: references inside it resolve against it,
+    /// which is not followed here.
+    nested_ids: bool,
     draft: u32,
     work: &'w mut Work,
     patterns: HashMap<String, Option<Regex>>,
@@ -359,9 +366,24 @@ impl Decimal {
     }
 }
 
-/// `marshalWithoutNumber`: the value as `json.Marshal` writes it after a float64 round trip.
-fn marshal(v: &Value) -> String {
-    crate::render::template::go_json(v).unwrap_or_default()
+/// Whether an object below the top has a string `$id` or `id` (or the schema is too large to
+/// tell).
+fn nested_id(v: &Value, depth: usize, seen: &mut usize) -> bool {
+    *seen += 1;
+    if depth > 128 || *seen > 1_000_000 {
+        return true;
+    }
+    match v {
+        Value::Object(m) => {
+            (depth > 0
+                && ["$id", "id"]
+                    .iter()
+                    .any(|k| m.get(*k).is_some_and(Value::is_string)))
+                || m.values().any(|x| nested_id(x, depth + 1, seen))
+        }
+        Value::Array(items) => items.iter().any(|x| nested_id(x, depth + 1, seen)),
+        _ => false,
+    }
 }
 
 /// Resolves a local reference (`#`, `#/definitions/x`, any JSON pointer in the document).
@@ -406,6 +428,14 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 impl Validator<'_, '_> {
+    /// `marshalWithoutNumber`: the value as `json.Marshal` writes it after a float64 round
+    /// trip; past the size bound, nothing is refused.
+    fn marshal(&mut self, v: &Value) -> Result<String, Stop> {
+        let text = crate::render::template::go_json(v).ok_or(Stop::Unsure)?;
+        self.work.charge_bytes(text.len()).map_err(Stop::Budget)?;
+        Ok(text)
+    }
+
     fn pattern(&mut self, p: &str) -> Result<Option<Regex>, Stop> {
         if let Some(r) = self.patterns.get(p) {
             return Ok(r.clone());
@@ -465,7 +495,7 @@ impl Validator<'_, '_> {
         if depth > MAX_DEPTH {
             return Err(Stop::Unsure);
         }
-        self.work.charge(1).map_err(Stop::Budget)?;
+        self.work.charge(STEP).map_err(Stop::Budget)?;
         let s = match schema {
             Value::Bool(pass) => {
                 if !pass {
@@ -478,7 +508,11 @@ impl Validator<'_, '_> {
             _ => return Err(Stop::Unsure),
         };
         if let Some(r) = s.get("$ref") {
-            let Some(target) = r.as_str().and_then(|r| resolve(self.root, r)) else {
+            let target = r
+                .as_str()
+                .filter(|_| !self.nested_ids)
+                .and_then(|r| resolve(self.root, r));
+            let Some(target) = target else {
                 return Err(Stop::Unsure);
             };
             return self.recursive(target, doc, result, ctx, depth + 1);
@@ -502,22 +536,22 @@ impl Validator<'_, '_> {
         }
         self.schema_kw(s, doc, result, ctx, depth)?;
         match doc {
-            Value::Null | Value::Bool(_) => self.common(s, doc, result, ctx),
+            Value::Null | Value::Bool(_) => self.common(s, doc, result, ctx)?,
             Value::Number(n) => {
                 self.number(s, n, result, ctx);
-                self.common(s, doc, result, ctx);
+                self.common(s, doc, result, ctx)?;
             }
             Value::String(text) => {
-                self.common(s, doc, result, ctx);
+                self.common(s, doc, result, ctx)?;
                 self.string(s, text, result, ctx)?;
             }
             Value::Array(items) => {
                 self.array(s, items, result, ctx, depth)?;
-                self.common(s, doc, result, ctx);
+                self.common(s, doc, result, ctx)?;
             }
             Value::Object(m) => {
                 self.object(s, m, result, ctx, depth)?;
-                self.common(s, doc, result, ctx);
+                self.common(s, doc, result, ctx)?;
                 if let Some(Value::Object(props)) = s.get("properties") {
                     for (k, sub) in props {
                         if let Some(next) = m.get(k) {
@@ -649,21 +683,26 @@ impl Validator<'_, '_> {
         doc: &Value,
         result: &mut Outcome,
         ctx: &[String],
-    ) {
-        let text = || marshal(doc);
-        if self.draft >= 6 {
-            if let Some(c) = s.get("const") {
-                let allowed = marshal(c);
-                if text() != allowed {
+    ) -> Result<(), Stop> {
+        let check_const = self.draft >= 6 && s.contains_key("const");
+        let options = match s.get("enum") {
+            Some(Value::Array(o)) if !o.is_empty() => Some(o),
+            _ => None,
+        };
+        if check_const || options.is_some() {
+            let mine = self.marshal(doc)?;
+            if let (Some(c), true) = (s.get("const"), check_const) {
+                let allowed = self.marshal(c)?;
+                if mine != allowed {
                     let f = field(ctx);
                     result.add(ctx, format!("{f} does not match: {allowed}"));
                 }
             }
-        }
-        if let Some(Value::Array(options)) = s.get("enum") {
-            if !options.is_empty() {
-                let allowed: Vec<String> = options.iter().map(marshal).collect();
-                let mine = text();
+            if let Some(options) = options {
+                let mut allowed = Vec::with_capacity(options.len());
+                for o in options {
+                    allowed.push(self.marshal(o)?);
+                }
                 if !allowed.contains(&mine) {
                     let f = field(ctx);
                     result.add(
@@ -674,6 +713,7 @@ impl Validator<'_, '_> {
             }
         }
         result.score += 1;
+        Ok(())
     }
 
     /// `validateNumber`: multipleOf, maximum, exclusiveMaximum, minimum, exclusiveMinimum.
@@ -834,8 +874,7 @@ impl Validator<'_, '_> {
         if s.get("uniqueItems") == Some(&Value::Bool(true)) {
             let mut seen: HashMap<String, usize> = HashMap::new();
             for (j, item) in items.iter().enumerate() {
-                let text = marshal(item);
-                self.work.charge_bytes(text.len()).map_err(Stop::Budget)?;
+                let text = self.marshal(item)?;
                 if let Some(i) = seen.get(&text) {
                     result.add(ctx, format!("array items[{i},{j}] must be unique"));
                 }
@@ -1351,6 +1390,29 @@ mod tests {
             validate(&json!({"$ref": "#"}), &json!(1), &mut work),
             Err(Stop::Unsure)
         );
+    }
+
+    #[test]
+    fn hostile_schemas_stop() {
+        // Each level tries both branches of the next: 2^60 evaluations unless stopped.
+        let mut defs = serde_json::Map::new();
+        for i in 0..60 {
+            let next = json!({"$ref": format!("#/definitions/d{}", i + 1)});
+            defs.insert(format!("d{i}"), json!({"anyOf": [next.clone(), next]}));
+        }
+        defs.insert("d60".into(), json!({"type": "string"}));
+        let s = json!({"definitions": defs, "$ref": "#/definitions/d0"});
+        let mut work = Work::new(crate::render::helm::WORK_STEPS);
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            validate(&s, &json!(1), &mut work),
+            Err(Stop::Budget(_))
+        ));
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        // A loop that consumes nothing is not followed.
+        let s = json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}]});
+        let mut work = Work::new(crate::render::helm::WORK_STEPS);
+        assert_eq!(validate(&s, &json!(1), &mut work), Err(Stop::Unsure));
     }
 
     #[test]
