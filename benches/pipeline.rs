@@ -594,6 +594,7 @@ mod render_helm {
             skip_tests: false,
             kube_version: helm::DEFAULT_KUBE_VERSION.into(),
             api_versions: Vec::new(),
+            skip_schema_validation: false,
         };
         let run = || {
             let chart = helm::load(&dir, &dir).unwrap();

@@ -122,6 +122,8 @@ pub struct ChartArgs {
     include_crds: bool,
     #[arg(long)]
     skip_tests: bool,
+    #[arg(long, hide = true)]
+    skip_schema_validation: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -756,6 +758,7 @@ fn render_chart(
             .clone()
             .unwrap_or_else(|| helm::DEFAULT_KUBE_VERSION.to_string()),
         api_versions: args.api_versions.clone(),
+        skip_schema_validation: args.skip_schema_validation,
     };
     let mut work = crate::render::budget::Budget::new(helm::WORK_STEPS);
     let manifests = helm::render(&chart, &opts, &mut work).map_err(|e| e.message)?;

@@ -106,6 +106,7 @@ pub(in crate::render) fn render_standalone(
         skip_tests: false,
         kube_version: super::DEFAULT_KUBE_VERSION.into(),
         api_versions: Vec::new(),
+        skip_schema_validation: false,
     };
     let provenance = Provenance {
         files,
@@ -150,11 +151,15 @@ fn render_chart(
             let span =
                 f.at.as_ref()
                     .and_then(|(path, line, col)| locate(files, path, *line, *col))
+                    .or_else(|| written_value(&provenance.written, &f.values))
                     .unwrap_or(at);
             g.problems.push(Problem {
                 kind: ProblemKind::Helm,
                 span,
-                message: format!("`helm template` fails for this chart: {}", f.message),
+                message: format!(
+                    "`helm template` fails for this chart: {}",
+                    f.message.trim_end()
+                ),
                 help: "Argo CD renders nothing for this source and the Application cannot sync; fix the values or the template".into(),
             });
             return Ok(None);
@@ -247,6 +252,18 @@ impl Provenance<'_> {
             },
         }
     }
+}
+
+/// Where the Application's own values (inline, then its value files) set the first of `paths`
+/// they set at all; the top of the values is too vague to point at.
+fn written_value(written: &[Node], paths: &[Vec<String>]) -> Option<Span> {
+    paths.iter().filter(|p| !p.is_empty()).find_map(|p| {
+        let keys: Vec<&str> = p.iter().map(String::as_str).collect();
+        written
+            .iter()
+            .find_map(|root| find(root, &keys))
+            .map(|n| n.span)
+    })
 }
 
 /// The node at `keys` below `root`: mapping keys, or indices of sequences.

@@ -50,6 +50,8 @@ pub fn options(
     }
     opts.include_crds = !flag("skipCrds");
     opts.skip_tests = flag("skipTests");
+    // repository.go passes `--skip-schema-validation` for it (argo-cd v3.5.1).
+    opts.skip_schema_validation = flag("skipSchemaValidation");
     if let Some(list) = helm.get("apiVersions") {
         opts.api_versions = list
             .items()

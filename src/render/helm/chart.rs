@@ -41,6 +41,8 @@ pub struct Chart {
     pub deps: Vec<Dependency>,
     /// Subcharts found under `charts/`.
     pub subcharts: Vec<Chart>,
+    /// `values.schema.json`, as read (helm's loader keeps its bytes, `chart.Schema`).
+    pub schema: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -228,11 +230,13 @@ fn from_files(
         files: Vec::new(),
         deps: deps_of(&raw_meta),
         subcharts: Vec::new(),
+        schema: None,
     };
     let mut sub: Vec<(String, FileList)> = Vec::new();
     for (name, data) in files {
         match name.as_str() {
-            "Chart.yaml" | "Chart.lock" | "requirements.lock" | "values.schema.json" => {
+            "values.schema.json" => chart.schema = Some(data),
+            "Chart.yaml" | "Chart.lock" | "requirements.lock" => {
                 if name == "requirements.lock" && api_version == "v1" {
                     chart.files.push((name, data));
                 }
@@ -346,6 +350,9 @@ impl Chart {
         out.push(self.dir.join("Chart.yaml"));
         if let Some(v) = &self.values_file {
             out.push(v.clone());
+        }
+        if self.schema.is_some() {
+            out.push(self.dir.join("values.schema.json"));
         }
         out.extend(self.templates.iter().map(|(n, _)| self.dir.join(n)));
         out.extend(self.files.iter().map(|(n, _)| self.dir.join(n)));

@@ -15,6 +15,7 @@ pub mod chart;
 mod deps;
 mod host;
 mod manifests;
+pub mod schema;
 pub mod values;
 
 pub(in crate::render) use app::{render as render_source, render_standalone};
@@ -55,6 +56,8 @@ pub struct Options {
     pub kube_version: String,
     /// `--api-versions`, added to the built-in list.
     pub api_versions: Vec<String>,
+    /// `--skip-schema-validation`: the Application's `helm.skipSchemaValidation`.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for Options {
@@ -68,6 +71,7 @@ impl Default for Options {
             skip_tests: false,
             kube_version: DEFAULT_KUBE_VERSION.into(),
             api_versions: Vec::new(),
+            skip_schema_validation: false,
         }
     }
 }
@@ -79,6 +83,9 @@ pub struct Failure {
     pub message: String,
     /// The template file and its 1-based line and column the error names.
     pub at: Option<(std::path::PathBuf, usize, usize)>,
+    /// The values (keys from the top) the failure is about, most telling first: where
+    /// `values.schema.json` refuses them.
+    pub values: Vec<Vec<String>>,
 }
 
 /// Whose failure it is: Helm fails too ([`FailureKind::Invalid`]), or this renderer cannot
@@ -96,6 +103,7 @@ impl Failure {
             kind: FailureKind::Invalid,
             message: message.into(),
             at: None,
+            values: Vec::new(),
         }
     }
 
@@ -126,7 +134,12 @@ impl Failure {
             (Some(a), Some(b)) if a < b => e.message[a + "HELM_ERR_START".len()..b].to_string(),
             _ => e.message,
         };
-        Failure { kind, message, at }
+        Failure {
+            kind,
+            message,
+            at,
+            values: Vec::new(),
+        }
     }
 }
 
@@ -203,18 +216,8 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
                 missing.join(", ")
             ),
             at: None,
+            values: Vec::new(),
         });
-    }
-    // action.go renderResources: the chart's `kubeVersion` must accept the cluster's.
-    let kube = format!("v{}", opts.kube_version.trim_start_matches('v'));
-    if let Some(Value::String(wanted)) = chart.meta.get("KubeVersion") {
-        let ok = wanted.is_empty()
-            || crate::render::template::semver_matches(wanted, &kube).unwrap_or(false);
-        if !ok {
-            return Err(Failure::invalid(format!(
-                "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {kube}"
-            )));
-        }
     }
     let mut user = Map::new();
     for v in &opts.values {
@@ -230,6 +233,36 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
     deps::coalesce(&chart, &mut top, false).map_err(Failure::invalid)?;
     let mut top = Value::Object(top);
     values::bounded(&mut top, 0);
+    // chartutil.ToRenderValuesWithSchemaValidation, on the coalesced values, before anything
+    // renders (install.go).
+    if !opts.skip_schema_validation {
+        match schema::validate_chart(&chart, &top, work) {
+            Ok(None) => {}
+            Ok(Some(refused)) => {
+                return Err(Failure {
+                    values: refused.paths,
+                    ..Failure::invalid(refused.message)
+                })
+            }
+            Err(_) => {
+                return Err(Failure {
+                    kind: FailureKind::Limit,
+                    ..Failure::invalid("values.schema.json validation takes more work than allowed")
+                })
+            }
+        }
+    }
+    // action.go renderResources: the chart's `kubeVersion` must accept the cluster's.
+    let kube = format!("v{}", opts.kube_version.trim_start_matches('v'));
+    if let Some(Value::String(wanted)) = chart.meta.get("KubeVersion") {
+        let ok = wanted.is_empty()
+            || crate::render::template::semver_matches(wanted, &kube).unwrap_or(false);
+        if !ok {
+            return Err(Failure::invalid(format!(
+                "chart requires kubeVersion: {wanted} which is incompatible with Kubernetes {kube}"
+            )));
+        }
+    }
 
     let caps = capabilities(opts);
     let release = json!({

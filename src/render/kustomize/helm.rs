@@ -206,6 +206,8 @@ impl Kustomizer<'_> {
             skip_tests: flag("skipTests"),
             kube_version,
             api_versions,
+            // kustomize v5.5 has no option to skip it (api/types/helmchartargs.go).
+            skip_schema_validation: false,
         };
         let root = self.files.root_of(&chart_dir);
         let chart = match helm::load(&chart_dir, &root) {

@@ -95,3 +95,16 @@ pub(super) fn to_json(v: Option<&Value>, style: JsonStyle) -> Result<String, Str
     }
     Ok(out.buf)
 }
+
+/// `json.Marshal` of a value: sorted keys, HTML-safe escapes, numbers as float64 prints them;
+/// `None` past the size bound.
+pub(crate) fn go_json(v: &Value) -> Option<String> {
+    to_json(
+        Some(v),
+        JsonStyle {
+            escape_html: true,
+            pretty: false,
+        },
+    )
+    .ok()
+}

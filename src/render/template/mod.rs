@@ -35,7 +35,8 @@ mod yaml;
 
 pub use exec::Piece;
 pub use format::go_float;
-pub(crate) use json::go_json_string;
+pub(crate) use funcs::go_regex;
+pub(crate) use json::{go_json, go_json_string};
 pub use set::{
     helm_exec_error, helm_parse_error, helm_parse_order, Dialect, Host, TemplateSet, HOST_KEY,
 };

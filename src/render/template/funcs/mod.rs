@@ -25,6 +25,7 @@ mod url;
 pub(super) use builtins::call_func;
 pub(super) use helm::{call_helm, is_helm_func, known_in, HELM_UNSUPPORTED};
 pub(super) use math::cast_int;
+pub(crate) use regex::go_regex;
 
 use super::value::{go_type, Val};
 use super::{too_large, MAX_VALUE_BYTES};

@@ -111,7 +111,7 @@ fn go_backquote(s: &str) -> String {
 }
 
 /// Compiles a Go (RE2) pattern; errors read as Go's `regexp.Compile` ones.
-pub(super) fn go_regex(pattern: &str) -> Result<Regex, String> {
+pub(crate) fn go_regex(pattern: &str) -> Result<Regex, String> {
     if pattern.len() > MAX_PATTERN {
         return Err(go_syntax_error("expression too large", pattern));
     }
