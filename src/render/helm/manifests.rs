@@ -3,7 +3,6 @@
 //! `pkg/action/action.go` (`renderResources`, CRDs) and `cmd/helm/template.go` (tests).
 
 use super::chart::Chart;
-use super::values::read_yaml;
 use super::Traced;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -139,6 +138,39 @@ fn rebase(traced: &[Traced], at: usize, len: usize) -> Vec<Traced> {
         .collect()
 }
 
+/// What Helm reads of a document to sort it (releaseutil's `SimpleHead`: apiVersion, kind,
+/// metadata), after checking that all of it is YAML. The bodies of the large top-level keys
+/// are checked but not built: a chart's CRDs reach megabytes.
+fn read_head(doc: &str) -> Result<Value, String> {
+    const BODIES: &[&[&str]] = &[
+        &["spec"],
+        &["data"],
+        &["stringData"],
+        &["binaryData"],
+        &["rules"],
+        &["webhooks"],
+        &["items"],
+        &["status"],
+    ];
+    let skip = |_: &[crate::yaml::Entry], _: usize| true;
+    let prune = crate::yaml::Prune {
+        paths: BODIES,
+        skip: &skip,
+    };
+    let parsed = crate::yaml::parse_pruned(0, doc, crate::yaml::ParseLimits::default(), prune);
+    if let Some(p) = parsed
+        .problems
+        .iter()
+        .find(|p| p.kind == crate::yaml::ProblemKind::InvalidYaml)
+    {
+        return Err(p.message.clone());
+    }
+    Ok(parsed
+        .documents
+        .first()
+        .map_or(Value::Null, |d| super::values::to_value(&d.root)))
+}
+
 /// `SortManifests` and the printing of `helm template`: resources in install order, then
 /// hooks (test hooks only without `skip_tests`). `files` are sorted by name.
 pub fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, String> {
@@ -155,20 +187,21 @@ pub fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, Str
             // `helm template` prints each document with a line break after it: a block
             // scalar that ends the document keeps its own.
             let doc = doc.to_string() + "\n";
-            let head = read_yaml(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+            let head = read_head(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
             let annotations = head
                 .get("metadata")
                 .and_then(|m| m.get("annotations"))
                 .and_then(Value::as_object);
             let hook = annotations.and_then(|a| a.get("helm.sh/hook"));
             let Some(hook) = hook else {
-                generic.push(Manifest {
+                let kind = head.get("kind").and_then(Value::as_str).unwrap_or("");
+                generic.push((rank(kind), Manifest {
                     source: path.clone(),
                     path: disk.clone(),
                     text: doc,
                     kind: ManifestKind::Resource,
                     traced,
-                });
+                }));
                 continue;
             };
             let events: Vec<String> = hook
@@ -204,14 +237,9 @@ pub fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, Str
         }
     }
     // sortManifestsByKind: stable, by the install order of kinds, unknown kinds last.
-    generic.sort_by_key(|m| {
-        let kind = read_yaml(&m.text)
-            .ok()
-            .and_then(|h| h.get("kind").and_then(Value::as_str).map(str::to_string))
-            .unwrap_or_default();
-        rank(&kind)
-    });
+    generic.sort_by_key(|(r, _)| *r);
     hooks.sort_by_key(|(w, r, _)| (*w, *r));
+    let mut generic: Vec<Manifest> = generic.into_iter().map(|(_, m)| m).collect();
     generic.extend(hooks.into_iter().map(|(_, _, m)| m));
     Ok(generic)
 }
