@@ -605,3 +605,26 @@ fn set_value(target: &mut Node, value: &Node, delimiter: &str, index: i64) -> Re
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::split_path;
+
+    fn split(p: &str) -> Vec<String> {
+        split_path(p).unwrap_or_default()
+    }
+
+    #[test]
+    fn bracketed_parts_stay_whole() {
+        assert_eq!(
+            split("spec.containers.[name=com.foo.app].image"),
+            ["spec", "containers", "[name=com.foo.app]", "image"]
+        );
+        assert_eq!(
+            split("metadata.annotations.[example.com/host]"),
+            ["metadata", "annotations", "example.com/host"]
+        );
+        assert_eq!(split("data.a\\.b.c"), ["data", "a.b", "c"]);
+        assert_eq!(split(".spec.x"), ["spec", "x"]);
+    }
+}

@@ -476,3 +476,33 @@ fn substitute(node: &mut Node, values: &BTreeMap<String, Val>) {
     let span = node.span;
     *node = Node::string(out, span);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{substitute, Val};
+    use crate::yaml::{FileId, Node, Span};
+    use std::collections::BTreeMap;
+
+    fn sub(text: &str) -> (String, bool) {
+        let mut values = BTreeMap::new();
+        values.insert("A".to_string(), Val::Str("x".into()));
+        values.insert("N".to_string(), Val::Typed("3".into()));
+        let span = Span::new(0 as FileId, 0, 0);
+        let mut n = Node::string(text, span);
+        substitute(&mut n, &values);
+        let typed = n
+            .as_scalar()
+            .is_some_and(|s| s.style == crate::yaml::Style::Plain)
+            && n.as_str() == Some("3");
+        (n.as_str().unwrap_or_default().to_string(), typed)
+    }
+
+    #[test]
+    fn references_escapes_and_leftovers() {
+        assert_eq!(sub("$(A)").0, "x");
+        assert_eq!(sub("a-$(A)-$(N)").0, "a-x-3");
+        assert_eq!(sub("$$(A) $(B) $ $(open").0, "$(A) $(B) $ $(open");
+        assert_eq!(sub("é$é$").0, "é$é$");
+        assert!(sub("$(N)").1);
+    }
+}
