@@ -1,5 +1,5 @@
 //! Offline kustomize builds. The order of operations follows kustomize v5: resources, then
-//! components, then generators, then the built-in transformers in their fixed order; hash
+//! generators, then components, then the built-in transformers in their fixed order; hash
 //! suffixes and name references are settled once, at the top of a build.
 
 use super::{Files, Note, Problem, ProblemKind};
@@ -468,10 +468,13 @@ impl<'f> Kustomizer<'f> {
         for item in k.get("configurations").map(Node::items).unwrap_or(&[]) {
             self.configuration(dir, item);
         }
+        // A kustomization's own generators run before its components, so a component's
+        // `behavior: merge` generator finds what they made (`api/internal/target/
+        // kusttarget.go`, `accumulateTarget`, kustomize v5.5.0).
+        self.generate(dir, k, res);
         for item in k.get("components").map(Node::items).unwrap_or(&[]) {
             self.component(dir, item, res);
         }
-        self.generate(dir, k, res);
         self.transform(dir, k, res);
         self.merge_vars(k, res);
     }
