@@ -526,9 +526,16 @@ impl<'a> Files<'a> {
     /// Reads a small file that is not a manifest (a generator's `files:` entry), inside the
     /// root once symlinks are resolved.
     pub fn read_extra(&self, path: &Path) -> Result<String, Unread> {
+        let bytes = self.read_extra_bytes(path)?;
+        String::from_utf8(bytes).map_err(|_| Unread::Skipped("not UTF-8 text".into()))
+    }
+
+    /// [`Files::read_extra`] as bytes, whatever they hold: a generator keeps content that is
+    /// not UTF-8 as base64.
+    pub fn read_extra_bytes(&self, path: &Path) -> Result<Vec<u8>, Unread> {
         const LIMIT: u64 = 1 << 20;
         if let Some(id) = self.file(path) {
-            return Ok(self.sources.get(id).text.clone());
+            return Ok(self.sources.get(id).text.clone().into_bytes());
         }
         if !self.exists(path) {
             return Err(Unread::Missing);
@@ -542,8 +549,7 @@ impl<'a> Files<'a> {
                 "larger than {LIMIT} bytes; not read"
             )));
         }
-        let bytes = std::fs::read(path).map_err(|e| Unread::Skipped(e.to_string()))?;
-        String::from_utf8(bytes).map_err(|_| Unread::Skipped("not UTF-8 text".into()))
+        std::fs::read(path).map_err(|e| Unread::Skipped(e.to_string()))
     }
 
     /// The kustomization file of `dir`, if it has one among the linted files.

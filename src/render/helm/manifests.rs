@@ -195,13 +195,16 @@ pub fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, Str
             let hook = annotations.and_then(|a| a.get("helm.sh/hook"));
             let Some(hook) = hook else {
                 let kind = head.get("kind").and_then(Value::as_str).unwrap_or("");
-                generic.push((rank(kind), Manifest {
-                    source: path.clone(),
-                    path: disk.clone(),
-                    text: doc,
-                    kind: ManifestKind::Resource,
-                    traced,
-                }));
+                generic.push((
+                    rank(kind),
+                    Manifest {
+                        source: path.clone(),
+                        path: disk.clone(),
+                        text: doc,
+                        kind: ManifestKind::Resource,
+                        traced,
+                    },
+                ));
                 continue;
             };
             let events: Vec<String> = hook

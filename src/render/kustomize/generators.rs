@@ -38,7 +38,7 @@ impl Kustomizer<'_> {
             ));
             return;
         };
-        let data = self.generator_data(dir, g, kind == "Secret");
+        let (data, binary) = self.generator_data(dir, g, kind == "Secret");
         let behavior = g.str_at("behavior").unwrap_or("create");
         let ns = g.str_at("namespace");
         let name_text = name.as_str().unwrap_or_default().to_string();
@@ -65,14 +65,20 @@ impl Kustomizer<'_> {
             let root = &mut target.obj.root;
             if behavior == "replace" {
                 root.remove("data");
+                root.remove("binaryData");
             }
-            let map = root.map_at("data", data.span);
-            for e in data.entries() {
-                map.set(
-                    e.key.as_str().unwrap_or_default(),
-                    e.value.clone(),
-                    e.key.span,
-                );
+            for (field, pairs) in [("data", &data), ("binaryData", &binary)] {
+                if pairs.entries().is_empty() {
+                    continue;
+                }
+                let map = root.map_at(field, pairs.span);
+                for e in pairs.entries() {
+                    map.set(
+                        e.key.as_str().unwrap_or_default(),
+                        e.value.clone(),
+                        e.key.span,
+                    );
+                }
             }
             apply_generator_meta(root, options, g);
             return;
@@ -96,6 +102,9 @@ impl Kustomizer<'_> {
         // A generated Secret always carries `data`, a ConfigMap only when it has some.
         if !data.entries().is_empty() || kind == "Secret" {
             root.set("data", data, g.span);
+        }
+        if !binary.entries().is_empty() {
+            root.set("binaryData", binary, g.span);
         }
         let immutable = [options, g.get("options")].into_iter().flatten().any(|o| {
             o.get("immutable")
@@ -137,9 +146,12 @@ impl Kustomizer<'_> {
         res.push(r);
     }
 
-    /// `data` of a generated object: literals, files and env files, in kustomize's key order.
-    fn generator_data(&mut self, dir: &Path, g: &Node, secret: bool) -> Node {
-        let mut pairs: BTreeMap<String, (String, Span, Span)> = BTreeMap::new();
+    /// `data` and `binaryData` of a generated object: literals, files and env files, in
+    /// kustomize's key order. A ConfigMap value that is not UTF-8 goes to `binaryData` as
+    /// base64; a Secret's values are all base64 in `data` (`kyaml/yaml/datamap.go`,
+    /// `makeConfigMapValueRNode`, `makeSecretValueRNode`, kustomize v5.5.0).
+    fn generator_data(&mut self, dir: &Path, g: &Node, secret: bool) -> (Node, Node) {
+        let mut pairs: BTreeMap<String, (Vec<u8>, Span, Span)> = BTreeMap::new();
         for item in g.get("literals").map(Node::items).unwrap_or(&[]) {
             let Some(text) = item.as_str() else { continue };
             let Some((k, v)) = text.split_once('=') else {
@@ -152,7 +164,7 @@ impl Kustomizer<'_> {
             };
             let v = unquote(v);
             let value_span = self.value_span(item, k.len() + 1);
-            pairs.insert(k.trim().to_string(), (v.to_string(), item.span, value_span));
+            pairs.insert(k.trim().to_string(), (v.into(), item.span, value_span));
         }
         for item in g.get("files").map(Node::items).unwrap_or(&[]) {
             let Some(text) = item.as_str() else { continue };
@@ -167,7 +179,7 @@ impl Kustomizer<'_> {
                     text,
                 ),
             };
-            let Some(content) = self.read(dir, item, file) else {
+            let Some(content) = self.read_bytes(dir, item, file) else {
                 continue;
             };
             pairs.insert(key, (content, item.span, item.span));
@@ -193,31 +205,29 @@ impl Kustomizer<'_> {
                     continue;
                 }
                 let (k, v) = line.split_once('=').unwrap_or((line, ""));
-                pairs.insert(k.trim().to_string(), (v.to_string(), item.span, item.span));
+                pairs.insert(k.trim().to_string(), (v.into(), item.span, item.span));
             }
         }
         // The keys are distinct and in order already: the mapping is made at its size, where a
         // `set` per key would search the keys before it each time.
         let mut entries = yaml::Shared::with_capacity(pairs.len());
+        let mut binary = yaml::Shared::default();
         for (k, (v, key_span, value_span)) in pairs {
-            let text = if secret { base64_encode(&v) } else { v };
-            // kustomize folds long base64 values into 70-character lines.
-            let text = if secret && text.len() > 70 {
-                let mut folded = String::with_capacity(text.len() + text.len() / 70 + 1);
-                for chunk in text.as_bytes().chunks(70) {
-                    folded.push_str(std::str::from_utf8(chunk).unwrap_or_default());
-                    folded.push('\n');
-                }
-                folded
-            } else {
-                text
+            let (text, to) = match String::from_utf8(v) {
+                Ok(text) if !secret => (text, &mut entries),
+                Ok(text) => (base64_encode(text.as_bytes()), &mut entries),
+                Err(e) if secret => (base64_encode(e.as_bytes()), &mut entries),
+                Err(e) => (base64_encode(e.as_bytes()), &mut binary),
             };
-            entries.push(yaml::Entry {
+            to.push(yaml::Entry {
                 key: Node::string(k, key_span),
                 value: Node::string(text, value_span),
             });
         }
-        Node::new(g.span, yaml::Value::Map { entries })
+        (
+            Node::new(g.span, yaml::Value::Map { entries }),
+            Node::new(g.span, yaml::Value::Map { entries: binary }),
+        )
     }
 
     /// The span of a literal's value inside its item, when the source shows it verbatim.
@@ -234,7 +244,22 @@ impl Kustomizer<'_> {
         }
     }
 
+    /// A generator file read as text (an env file): kustomize refuses one that is not UTF-8.
     fn read(&mut self, dir: &Path, item: &Node, file: &str) -> Option<String> {
+        let bytes = self.read_bytes(dir, item, file)?;
+        match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            Err(_) => {
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!("`{file}` not rendered: not UTF-8 text"),
+                });
+                None
+            }
+        }
+    }
+
+    fn read_bytes(&mut self, dir: &Path, item: &Node, file: &str) -> Option<Vec<u8>> {
         // kustomize's file loader fetches an http(s) URL (`FileLoader.Load`); gitops-lint
         // never does.
         if is_remote(file) {
@@ -262,7 +287,7 @@ impl Kustomizer<'_> {
             return None;
         }
         self.inputs.push(path.clone());
-        let why = match self.files.read_extra(&path) {
+        let why = match self.files.read_extra_bytes(&path) {
             Ok(text) => return Some(text),
             Err(Unread::Skipped(why)) => {
                 self.notes.push(Note {
@@ -385,7 +410,19 @@ fn go_json(s: &str) -> String {
     render::template::go_json_string(s, true)
 }
 
-fn base64_encode(text: &str) -> String {
+/// Base64 folded as kustomize folds it: once the encoding reaches 70 characters, every
+/// 70-character line (the last one too) ends in a newline (`kyaml/yaml/datamap.go`,
+/// `encodeBase64`, kustomize v5.5.0).
+fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.encode(text.as_bytes())
+    let text = base64::engine::general_purpose::STANDARD.encode(bytes);
+    if text.len() < 70 {
+        return text;
+    }
+    let mut folded = String::with_capacity(text.len() + text.len() / 70 + 1);
+    for chunk in text.as_bytes().chunks(70) {
+        folded.push_str(std::str::from_utf8(chunk).unwrap_or_default());
+        folded.push('\n');
+    }
+    folded
 }

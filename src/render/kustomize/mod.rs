@@ -1,5 +1,5 @@
 //! Offline kustomize builds. The order of operations follows kustomize v5: resources, then
-//! components, then generators, then the built-in transformers in their fixed order; hash
+//! generators, then components, then the built-in transformers in their fixed order; hash
 //! suffixes and name references are settled once, at the top of a build.
 
 use super::{Files, Note, Problem, ProblemKind};
@@ -16,9 +16,11 @@ mod generators;
 mod helm;
 mod names;
 mod patches;
+mod replacements;
 mod resources;
 mod scope;
 mod transformers;
+mod vars;
 
 use config::NameRef;
 use names::{fix_references, settle};
@@ -36,6 +38,8 @@ pub struct Res {
     pub old_names: Vec<String>,
     /// Made by a generator whose name still needs its content hash.
     pub hash: bool,
+    /// The vars whose value is one of this object's fields.
+    pub vars: Vec<vars::VarRef>,
 }
 
 impl Res {
@@ -46,6 +50,7 @@ impl Res {
             old_names: Vec::new(),
             obj,
             hash: false,
+            vars: Vec::new(),
         }
     }
 
@@ -135,8 +140,6 @@ const NOT_RENDERED: &[(&str, &str, bool)] = &[
         true,
     ),
     ("validators", "validator plugins are never executed", false),
-    ("replacements", "replacements are not applied yet", true),
-    ("vars", "vars are not substituted", true),
     ("openapi", "custom OpenAPI schemas are not read", false),
 ];
 
@@ -154,6 +157,33 @@ fn is_remote(s: &str) -> bool {
 const EMPTY: &str = "this kustomization sets nothing: kustomize refuses to build it (\"kustomization.yaml is empty\")";
 const EMPTY_HELP: &str =
     "list its resources (or components, generators); a folder that holds only manifests needs no kustomization file";
+
+const COMPLEX_KEY: &str = "a mapping key here is itself a mapping or a list: kustomize refuses the kustomization (\"invalid Kustomization: yaml: invalid map key\")";
+const COMPLEX_KEY_HELP: &str =
+    "quote the key; a `{{ ... }}` placeholder is read as a mapping, so quote a value that holds one";
+
+/// The first mapping key that is not a scalar. kustomize reads the kustomization into Go
+/// values through JSON (`sigs.k8s.io/yaml`), where a key must be a string: such a key fails
+/// the whole file.
+fn complex_key(k: &Node) -> Option<Span> {
+    let mut stack = vec![k];
+    // Each node is visited once: the walk ends with the tree.
+    while let Some(n) = stack.pop() {
+        match &n.value {
+            crate::yaml::Value::Map { entries } => {
+                for e in entries.iter() {
+                    if !matches!(e.key.value, crate::yaml::Value::Scalar(_)) {
+                        return Some(e.key.span);
+                    }
+                    stack.push(&e.value);
+                }
+            }
+            crate::yaml::Value::Seq { items } => stack.extend(items.iter()),
+            crate::yaml::Value::Scalar(_) => {}
+        }
+    }
+    None
+}
 
 /// Whether the text holds nothing but blank lines, comments and document markers.
 fn only_comments(text: &str) -> bool {
@@ -252,7 +282,9 @@ impl<'f> Kustomizer<'f> {
         let Some(res) = self.accumulate(dir).map(|r| (*r).clone()) else {
             return Vec::new();
         };
-        settle(res, &self.refs)
+        let (objects, fails) = settle(res, &self.refs);
+        self.settled(fails);
+        objects
     }
 
     /// [`Kustomizer::build`] for a root: a directory no kustomization includes, built once.
@@ -263,7 +295,11 @@ impl<'f> Kustomizer<'f> {
         self.inputs.clear();
         self.refs.clear();
         self.compute(dir)
-            .map(|res| settle(res, &self.refs))
+            .map(|res| {
+                let (objects, fails) = settle(res, &self.refs);
+                self.settled(fails);
+                objects
+            })
             .unwrap_or_default()
     }
 
@@ -295,7 +331,9 @@ impl<'f> Kustomizer<'f> {
         fix_references(&mut res, &self.refs);
         self.builds.pop();
         self.stack.pop();
-        settle(res, &self.refs)
+        let (objects, fails) = settle(res, &self.refs);
+        self.settled(fails);
+        objects
     }
 
     /// The resources of `dir` with its own generators and transformers applied, but before
@@ -359,6 +397,11 @@ impl<'f> Kustomizer<'f> {
             self.problems.push(problem(span, EMPTY, EMPTY_HELP));
         }
         let k = root.filter(|_| !empty)?;
+        if let Some(span) = complex_key(&k) {
+            self.problems
+                .push(problem(span, COMPLEX_KEY, COMPLEX_KEY_HELP));
+            return None;
+        }
         self.stack.push(dir.to_path_buf());
         self.builds.push(dir.to_path_buf());
         let mut res = Vec::new();
@@ -369,6 +412,13 @@ impl<'f> Kustomizer<'f> {
         self.builds.pop();
         self.stack.pop();
         Some(res)
+    }
+
+    /// Reports what went wrong substituting vars at the end of a build.
+    fn settled(&mut self, fails: Vec<(Span, replacements::Fail)>) {
+        for (span, f) in fails {
+            self.fail("vars", span, f);
+        }
     }
 
     /// Adds name references to the build under way, each once.
@@ -419,11 +469,15 @@ impl<'f> Kustomizer<'f> {
         for item in k.get("configurations").map(Node::items).unwrap_or(&[]) {
             self.configuration(dir, item);
         }
+        // A kustomization's own generators run before its components, so a component's
+        // `behavior: merge` generator finds what they made (`api/internal/target/
+        // kusttarget.go`, `accumulateTarget`, kustomize v5.5.0).
+        self.generate(dir, k, res);
+        self.helm_charts(dir, k, res);
         for item in k.get("components").map(Node::items).unwrap_or(&[]) {
             self.component(dir, item, res);
         }
-        self.generate(dir, k, res);
-        self.helm_charts(dir, k, res);
         self.transform(dir, k, res);
+        self.merge_vars(k, res);
     }
 }

@@ -2,23 +2,27 @@
 
 use super::config::{split_path, visit_path, NameRef};
 use super::generators::add_hashes;
+use super::replacements::Fail;
 use super::transformers::pod_spec_path;
 use super::Res;
 use crate::model::Object;
-use crate::yaml::{self, Node};
+use crate::yaml::{self, Node, Span};
 use foldhash::{HashMap, HashSet};
 
 /// The end of a build: hash suffixes, then the references to renamed objects; then what
 /// kustomize's writer drops from every object it prints.
-pub(super) fn settle(mut res: Vec<Res>, refs: &[NameRef]) -> Vec<Object> {
+pub(super) fn settle(mut res: Vec<Res>, refs: &[NameRef]) -> (Vec<Object>, Vec<(Span, Fail)>) {
     add_hashes(&mut res);
     fix_references(&mut res, refs);
-    res.into_iter()
+    let fails = super::vars::resolve(&mut res);
+    let objects = res
+        .into_iter()
         .map(|mut r| {
             drop_empty_annotations(&mut r.obj);
             r.obj
         })
-        .collect()
+        .collect();
+    (objects, fails)
 }
 
 /// `metadata.annotations` that is empty or null is not written: kustomize's output writer

@@ -256,7 +256,7 @@ fn delete(res: &mut Vec<Res>, hits: &[usize]) {
 }
 
 /// A patch may change the name or namespace; the object's identity follows its data.
-fn refresh_identity(obj: &mut Object) {
+pub(super) fn refresh_identity(obj: &mut Object) {
     let meta = obj.root.get("metadata");
     obj.name = meta.and_then(|m| m.str_at("name")).map(str::to_string);
     obj.namespace = meta.and_then(|m| m.str_at("namespace")).map(str::to_string);
@@ -312,22 +312,7 @@ fn select(res: &[Res], target: &Node) -> Result<Vec<usize>, String> {
                 continue;
             }
         }
-        let meta_map = |key: &str| -> BTreeMap<String, String> {
-            o.root
-                .path(&["metadata", key])
-                .map(|m| {
-                    m.entries()
-                        .iter()
-                        .filter_map(|e| {
-                            Some((
-                                e.key.as_str()?.to_string(),
-                                e.value.as_str().unwrap_or("").to_string(),
-                            ))
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let meta_map = |key: &str| meta_map(o, key);
         if labels
             .as_ref()
             .is_some_and(|s| !matches_selector(s, &meta_map("labels")))
@@ -342,8 +327,26 @@ fn select(res: &[Res], target: &Node) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// An object's labels or annotations (`key`), as a selector reads them.
+pub(super) fn meta_map(o: &Object, key: &str) -> BTreeMap<String, String> {
+    o.root
+        .path(&["metadata", key])
+        .map(|m| {
+            m.entries()
+                .iter()
+                .filter_map(|e| {
+                    Some((
+                        e.key.as_str()?.to_string(),
+                        e.value.as_str().unwrap_or("").to_string(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 #[derive(Debug)]
-enum Requirement {
+pub(super) enum Requirement {
     Eq(String, String),
     Ne(String, String),
     In(String, Vec<String>),
@@ -353,7 +356,7 @@ enum Requirement {
 }
 
 /// A Kubernetes label selector: `a=b, c!=d, e in (x,y), f notin (z), g, !h`.
-fn parse_selector(text: &str) -> Result<Vec<Requirement>, String> {
+pub(super) fn parse_selector(text: &str) -> Result<Vec<Requirement>, String> {
     let mut parts = Vec::new();
     let mut depth = 0;
     let mut cur = String::new();
@@ -403,7 +406,7 @@ fn parse_selector(text: &str) -> Result<Vec<Requirement>, String> {
     Ok(out)
 }
 
-fn matches_selector(reqs: &[Requirement], labels: &BTreeMap<String, String>) -> bool {
+pub(super) fn matches_selector(reqs: &[Requirement], labels: &BTreeMap<String, String>) -> bool {
     reqs.iter().all(|r| match r {
         Requirement::Eq(k, v) => labels.get(k) == Some(v),
         Requirement::Ne(k, v) => labels.get(k) != Some(v),

@@ -143,6 +143,7 @@ impl Kustomizer<'_> {
                 set_images(&mut r.obj.root, image);
             }
         }
+        self.replacements(dir, k, res);
     }
 }
 
