@@ -540,7 +540,14 @@ pub fn main() -> i32 {
             config,
             schema,
         }) => show_config(&path, &config, schema, &mut out),
-        Some(Command::Render { dir, chart }) => if dir.join("Chart.yaml").is_file() {
+        // A folder holding both is a kustomization to Argo CD: its discovery walks the folder in
+        // lexical order and the kustomization file, after `Chart.yaml`, decides
+        // (`util/app/discovery/discovery.go`, v3.5.1).
+        Some(Command::Render { dir, chart }) => if dir.join("Chart.yaml").is_file()
+            && !crate::discover::KUSTOMIZATION_FILES
+                .iter()
+                .any(|k| dir.join(k).is_file())
+        {
             render_chart(&dir, &chart, &mut out)
         } else {
             render(dir, &mut out)
