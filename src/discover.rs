@@ -240,14 +240,25 @@ impl Charts {
     }
 }
 
-/// Whether `path` is inside a Helm chart's folder (a folder above it holds `Chart.yaml`).
-pub fn in_chart(path: &Path) -> bool {
-    let charts = Charts::default();
+/// The folders of `files` that are Helm charts (they hold a `Chart.yaml` among `files`).
+pub fn chart_dirs(files: &[PathBuf]) -> foldhash::HashSet<&Path> {
+    files
+        .iter()
+        .filter(|p| p.file_name().is_some_and(|n| n == "Chart.yaml"))
+        .filter_map(|p| p.parent())
+        .collect()
+}
+
+/// The chart folder of `charts` ([`chart_dirs`]) that `path` is in, the nearest if nested;
+/// for `Chart.yaml` itself its own folder.
+pub fn chart_of<'c>(charts: &foldhash::HashSet<&'c Path>, path: &Path) -> Option<&'c Path> {
+    if charts.is_empty() {
+        return None;
+    }
     path.ancestors()
         .skip(1)
-        .take(32)
-        .any(|dir| !dir.as_os_str().is_empty() && charts.is_chart(dir))
-        || path.file_name().is_some_and(|n| n == "Chart.yaml")
+        .take(64)
+        .find_map(|dir| charts.get(dir).copied())
 }
 
 /// Whether `path` is in the `templates/` folder of a chart: Go templates, not manifests.

@@ -282,19 +282,34 @@ fn load_in_context(
         .spent
         .store(kept, std::sync::atomic::Ordering::Relaxed);
     let parse = |id, path, stamp| process_file(id, path, stamp, opts);
+    // A chart is rendered whole where an Application deploys it: when any of its files is
+    // needed (its folder is a source in scope, or a file of it changed), all are read, so
+    // that what it renders points where a full run points.
+    let charts = crate::discover::chart_dirs(&files);
+    let needed: foldhash::HashSet<PathBuf> = files
+        .iter()
+        .zip(&want)
+        .filter(|(_, &w)| w)
+        .filter_map(|(p, _)| crate::discover::chart_of(&charts, p))
+        .map(std::path::Path::to_path_buf)
+        .collect();
+    let chart_wanted: Vec<bool> = files
+        .iter()
+        .map(|p| {
+            !needed.is_empty()
+                && crate::discover::chart_of(&charts, p).is_some_and(|c| needed.contains(c))
+        })
+        .collect();
+    drop(charts);
     let turns = files
         .into_par_iter()
         .zip(stamps)
         .zip(first)
         .zip(want)
+        .zip(chart_wanted)
         .enumerate()
         .with_max_len(FILES_PER_TASK)
-        .map(|(i, (((path, stamp), first), want))| {
-            // A chart is rendered whole where an Application deploys it: its files are read
-            // whatever changed, so that what it renders points where a full run points.
-            let want = want || crate::discover::in_chart(&path);
-            (i, path, stamp, first, want)
-        })
+        .map(|(i, ((((path, stamp), first), want), chart))| (i, path, stamp, first, want || chart))
         .map(|(i, path, stamp, first, want)| match (want, first) {
             // Outside what the changed files need: kept as a name only.
             (false, _) => Turn::Done(skipped(path, SkipReason::OutOfScope)),

@@ -10,7 +10,7 @@ use crate::source::SourceDb;
 use crate::yaml::{typing, Node, Span};
 use foldhash::{HashMap, HashSet};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -142,29 +142,38 @@ fn included_dirs(files: &Files, kustomizations: &[(PathBuf, &Node)]) -> HashSet<
 /// AppProjects), top-level ones only (not a subchart in another chart's `charts/`), in path
 /// order: candidates for [`super::helm::render_standalone`].
 fn bootstrap_charts(files: &Files) -> std::collections::VecDeque<PathBuf> {
-    let charts: Vec<&Path> = files
-        .sources
-        .files()
+    let all = files.sources.files();
+    let charts: foldhash::HashSet<&Path> = all
         .iter()
         .filter(|f| f.path.file_name().is_some_and(|n| n == "Chart.yaml"))
         .filter_map(|f| f.path.parent())
         .collect();
-    let mut out: Vec<PathBuf> = charts
-        .iter()
-        .filter(|dir| !charts.iter().any(|c| c != *dir && dir.starts_with(c)))
-        .filter(|dir| {
-            let templates = dir.join("templates");
-            files.sources.files().iter().any(|f| {
-                f.path.starts_with(&templates)
-                    && f.text.contains("argoproj.io/")
-                    && f.text.contains("kind:")
-            })
-        })
-        .map(|d| d.to_path_buf())
-        .collect();
-    out.sort();
-    out.dedup();
-    out.into()
+    if charts.is_empty() {
+        return Default::default();
+    }
+    // Each file looks up its own folders, not each chart every file.
+    let mut found: BTreeSet<&Path> = BTreeSet::new();
+    for f in all {
+        let Some(dir) = f
+            .path
+            .ancestors()
+            .skip(1)
+            .take(64)
+            .find(|a| a.file_name().is_some_and(|n| n == "templates"))
+            .and_then(Path::parent)
+            .filter(|c| charts.contains(c))
+        else {
+            continue;
+        };
+        if !found.contains(dir) && f.text.contains("argoproj.io/") && f.text.contains("kind:") {
+            found.insert(dir);
+        }
+    }
+    found
+        .into_iter()
+        .filter(|dir| !dir.ancestors().skip(1).take(64).any(|a| charts.contains(a)))
+        .map(Path::to_path_buf)
+        .collect()
 }
 
 pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
