@@ -444,10 +444,19 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
             1 => (format!("a value ({}) in `{key}`", keys(&real)), "it"),
             n => (format!("{n} values ({}) in `{key}`", keys(&real)), "them"),
         };
-        let f = out.report(first.key.span, format!("{} commits {what} to Git with {values}: anyone who can read the repository can read {them}", obj.display()));
+        // A value set elsewhere (an overlay patch, a replacement's source, a Helm values line)
+        // is pointed at where it is written: one secret copied into many objects is one line.
+        let at = |e: &crate::yaml::Entry| {
+            if e.value.span.file == e.key.span.file {
+                e.key.span
+            } else {
+                e.value.span
+            }
+        };
+        let f = out.report(at(first), format!("{} commits {what} to Git with {values}: anyone who can read the repository can read {them}", obj.display()));
         f.label("secret value in Git (not shown)");
         for e in &real[1..] {
-            f.also(e.key.span, "another secret value in Git");
+            f.also(at(e), "another secret value in Git");
         }
         f.help("keep the value in a secret manager and sync it with an ExternalSecret (external-secrets.io/v1), or encrypt the file with SOPS / Sealed Secrets");
     }
