@@ -897,7 +897,36 @@ impl<'a, 'b> Exec<'a, 'b> {
             .charge(u64::try_from(names.len()).unwrap_or(u64::MAX))
             .at(span)?;
         let has_args = !rest.is_empty() || fin.is_some();
-        for (i, name) in names.iter().enumerate() {
+        // A value a template built (`dict "context" $`) is copied member by member as it is
+        // read: walk as far as plain lookups go inside it and copy only where they end, not
+        // each map on the way (`.context.Values.image.tag` copies a string, not the root).
+        let mut skip = 0;
+        if let Val::Own(rc) = &receiver {
+            let usable = names.len() - usize::from(has_args);
+            let mut at: &Value = rc;
+            for name in &names[..usable] {
+                match at {
+                    Value::Object(map) => match map.get(name.as_str()) {
+                        Some(member) => {
+                            at = member;
+                            skip += 1;
+                        }
+                        None => break,
+                    },
+                    _ => break,
+                }
+            }
+            if skip > 1 {
+                let member = at.clone();
+                self.budget
+                    .charge_bytes(weigh(&member).at(span)?)
+                    .at(span)?;
+                receiver = Val::new(member);
+            } else {
+                skip = 0;
+            }
+        }
+        for (i, name) in names.iter().enumerate().skip(skip) {
             let last = i + 1 == names.len();
             let next = match self.host_method(&receiver, name) {
                 Some(host) => {
