@@ -587,14 +587,8 @@ mod render_helm {
         };
         let opts = helm::Options {
             release_name: "rel".into(),
-            namespace: "default".into(),
-            values: Vec::new(),
-            set: Vec::new(),
             include_crds: true,
-            skip_tests: false,
-            kube_version: helm::DEFAULT_KUBE_VERSION.into(),
-            api_versions: Vec::new(),
-            skip_schema_validation: false,
+            ..helm::Options::default()
         };
         let run = || {
             let chart = helm::load(&dir, &dir).unwrap();

@@ -53,18 +53,6 @@ impl Case {
     }
 }
 
-fn find_helm() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/bin"));
-    on_path
-        .into_iter()
-        .chain(home)
-        .map(|dir| dir.join("helm"))
-        .find(|p| p.is_file())
-}
-
 fn corpus() -> Option<PathBuf> {
     let dir = std::env::var_os("GITOPS_LINT_CHARTS")
         .map(PathBuf::from)
@@ -241,7 +229,7 @@ fn check(helm_bin: &Path, case: &Case) -> Result<usize, String> {
     ignore = "helm is not installed: scripts/install-helm.sh"
 )]
 fn renderer_matches_helm_template() {
-    let helm_bin = find_helm();
+    let helm_bin = common::find_helm();
     common::require_program("helm", helm_bin.is_some(), "run scripts/install-helm.sh");
     let helm_bin = helm_bin.unwrap();
     let mut cases = read_matrix(&root().join("fixtures/helm"));

@@ -62,18 +62,6 @@ fn find_kubectl() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-fn find_helm() -> Option<PathBuf> {
-    let on_path = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
-        .unwrap_or_default();
-    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/bin"));
-    on_path
-        .into_iter()
-        .chain(home)
-        .map(|dir| dir.join("helm"))
-        .find(|p| p.is_file())
-}
-
 /// Whether the case's kustomization inflates Helm charts.
 fn uses_helm(dir: &Path) -> bool {
     std::fs::read_to_string(dir.join("kustomization.yaml"))
@@ -85,7 +73,8 @@ fn kubectl_kustomize(kubectl: &Path, dir: &Path) -> Result<String, String> {
     let mut cmd = Command::new(kubectl);
     cmd.arg("kustomize").arg(dir);
     if uses_helm(dir) {
-        let helm = find_helm().ok_or("the case inflates a Helm chart and helm is not installed")?;
+        let helm = common::find_helm()
+            .ok_or("the case inflates a Helm chart and helm is not installed")?;
         cmd.arg("--enable-helm").arg("--helm-command").arg(helm);
     }
     cmd.current_dir(root())
@@ -173,7 +162,7 @@ fn renderer_matches_kubectl_kustomize() {
 
     let mut failures = Vec::new();
     for case in &selected {
-        if uses_helm(&root().join(&case.dir)) && find_helm().is_none() {
+        if uses_helm(&root().join(&case.dir)) && common::find_helm().is_none() {
             eprintln!(
                 "skip {}: helm is not installed (scripts/install-helm.sh)",
                 case.name
@@ -297,7 +286,7 @@ fn refused_helm_charts_are_errors_as_kubectl_fails_them() {
     let kubectl = find_kubectl();
     common::require_program("kubectl", kubectl.is_some(), "install kubectl");
     let kubectl = kubectl.unwrap();
-    if find_helm().is_none() {
+    if common::find_helm().is_none() {
         eprintln!("skip: helm is not installed (scripts/install-helm.sh)");
         return;
     }

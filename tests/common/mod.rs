@@ -9,6 +9,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `helm` oracle (scripts/install-helm.sh): on PATH, else in `~/.local/bin`.
+pub fn find_helm() -> Option<PathBuf> {
+    let on_path = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let home = std::env::var_os("HOME").map(|h| Path::new(&h).join(".local/bin"));
+    on_path
+        .into_iter()
+        .chain(home)
+        .map(|dir| dir.join("helm"))
+        .find(|p| p.is_file())
+}
+
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -97,16 +97,10 @@ pub(in crate::render) fn render_standalone(
         .file(&dir.join("Chart.yaml"))
         .map(|id| Span::new(id, 0, 0))
         .ok_or("Chart.yaml is not read")?;
+    // `helm template DIR` with nothing else given, as Argo CD passes `--include-crds`.
     let opts = super::Options {
-        release_name: "release-name".into(),
-        namespace: "default".into(),
-        values: Vec::new(),
-        set: Vec::new(),
         include_crds: true,
-        skip_tests: false,
-        kube_version: super::DEFAULT_KUBE_VERSION.into(),
-        api_versions: Vec::new(),
-        skip_schema_validation: false,
+        ..super::Options::default()
     };
     let provenance = Provenance {
         files,

@@ -157,18 +157,12 @@ fn read_head(doc: &str) -> Result<Value, String> {
         paths: BODIES,
         skip: &skip,
     };
-    let parsed = crate::yaml::parse_pruned(0, doc, crate::yaml::ParseLimits::default(), prune);
-    if let Some(p) = parsed
-        .problems
-        .iter()
-        .find(|p| p.kind == crate::yaml::ProblemKind::InvalidYaml)
-    {
-        return Err(p.message.clone());
-    }
-    Ok(parsed
-        .documents
-        .first()
-        .map_or(Value::Null, |d| super::values::to_value(&d.root)))
+    super::values::first_document(crate::yaml::parse_pruned(
+        0,
+        doc,
+        crate::yaml::ParseLimits::default(),
+        prune,
+    ))
 }
 
 /// `SortManifests` and the printing of `helm template`: resources in install order, then

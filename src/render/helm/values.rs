@@ -13,7 +13,11 @@ const MAX_DEPTH: usize = 200;
 
 /// The first document of `text` as Helm's values reader types it.
 pub fn read_yaml(text: &str) -> Result<Value, String> {
-    let parsed = crate::yaml::parse(0, text, ParseLimits::default());
+    first_document(crate::yaml::parse(0, text, ParseLimits::default()))
+}
+
+/// The first document of a parse as Helm reads it, or the YAML error that stops Helm.
+pub fn first_document(parsed: crate::yaml::ParsedFile) -> Result<Value, String> {
     // A duplicate key is no error for go-yaml v2: the last value stands, as in `to_value`.
     if let Some(p) = parsed
         .problems
