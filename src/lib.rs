@@ -8,6 +8,7 @@
 
 pub(crate) mod baseline;
 pub(crate) mod cache;
+pub mod cel;
 pub mod changed;
 pub mod cli;
 pub mod config;

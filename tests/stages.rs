@@ -17,6 +17,8 @@ const STAGES: &[(&str, &[&str])] = &[
     ("parse", &["yaml", "source"]),
     // Which documents are objects, and the fields Argo CD's resources know.
     ("model", &["model", "schema"]),
+    // CEL expressions evaluated on nodes with their spans.
+    ("cel", &["cel"]),
     // Kustomize, sources, ApplicationSets, the object graph; what a change needs rendered.
     ("render", &["render", "scope"]),
     // Rules and what decides what they report: suppressions, baselines, reach, fixes.
