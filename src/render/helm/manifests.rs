@@ -74,7 +74,7 @@ fn crds_of(c: &Chart, full: &str, out: &mut Vec<Manifest>, depth: usize) {
                 source: format!("{full}/{name}"),
                 path: c.dir.join(name),
                 // Printed with a line break after it, as `helm template` prints it.
-                text: String::from_utf8_lossy(data).into_owned() + "\n",
+                text: text_of(data) + "\n",
                 kind: ManifestKind::Crd,
                 traced: Vec::new(),
             });
@@ -82,6 +82,15 @@ fn crds_of(c: &Chart, full: &str, out: &mut Vec<Manifest>, depth: usize) {
     }
     for sub in &c.subcharts {
         crds_of(sub, &format!("{full}/charts/{}", sub.name), out, depth + 1);
+    }
+}
+
+/// A file's bytes as text, as Go's `string(bytes)` prints them. The check for valid UTF-8
+/// alone runs first: CRD files are the bulk of a large chart, and always valid.
+fn text_of(data: &[u8]) -> String {
+    match std::str::from_utf8(data) {
+        Ok(text) => text.to_string(),
+        Err(_) => String::from_utf8_lossy(data).into_owned(),
     }
 }
 

@@ -8,7 +8,7 @@ use super::funcs::{
 };
 use super::parser::{Cmd, Control, Node, Operand, Parser, Pipe, Span, TemplateCall, Term};
 use super::set::{associate, named_parse_error, Defs, Dialect, Host, Tmpl, HOST_KEY, ROOT_NAME};
-use super::value::{child, go_type, shared, truth, weigh, Budget, Key, Val};
+use super::value::{child, go_type, shared, truth, weigh, Budget, Key, PathKey, Val};
 use super::{
     too_deep, too_large, ErrorKind, TemplateError, MAX_HELM_OUTPUT, MAX_OUTPUT,
     MAX_RANGE_ITERATIONS, MAX_VALUE_BYTES, NODE_WEIGHT,
@@ -303,7 +303,15 @@ pub(super) struct Exec<'a, 'b> {
     top: (usize, usize),
     /// The output bound: [`MAX_OUTPUT`], or [`MAX_HELM_OUTPUT`] for a chart's files.
     max_output: usize,
+    /// `tpl` texts without `define`s, parsed: shared by the executions of one set.
+    tpl_cache: TplCache,
 }
+
+/// Parsed `tpl` texts by their text.
+pub(super) type TplCache = Rc<std::cell::RefCell<std::collections::HashMap<Box<str>, Rc<Tmpl>>>>;
+
+/// How many distinct `tpl` texts a set keeps parsed; more are parsed at each call.
+const MAX_TPL_CACHE: usize = 4096;
 
 impl<'a, 'b> Exec<'a, 'b> {
     pub(super) fn new(
@@ -333,7 +341,14 @@ impl<'a, 'b> Exec<'a, 'b> {
                 Dialect::Helm => MAX_HELM_OUTPUT,
                 _ => MAX_OUTPUT,
             },
+            tpl_cache: TplCache::default(),
         }
+    }
+
+    /// Shares the parsed `tpl` texts of earlier executions.
+    pub(super) fn with_tpl_cache(mut self, cache: &TplCache) -> Self {
+        self.tpl_cache = Rc::clone(cache);
+        self
     }
 
     /// Records where each stretch of the output comes from.
@@ -609,34 +624,55 @@ impl<'a, 'b> Exec<'a, 'b> {
         }
         let cost = self.defs.len().saturating_mul(NODE_WEIGHT);
         self.budget.charge_bytes(cost).at(span)?;
-        let parsed = Parser::parse_in(&text, self.dialect, true).map_err(|e| {
-            let e = named_parse_error(e, ROOT_NAME);
-            let msg = format!(
-                "error calling tpl: cannot parse template {}: {}",
-                quoted(&text),
-                e.message
-            );
-            Fail::wrapping(msg, &e, span)
-        })?;
-        let mut defs = (*self.defs).clone();
-        let parse_name: Rc<str> = Rc::from(ROOT_NAME);
-        let src: Rc<str> = Rc::from(text.as_str());
-        for (name, nodes) in parsed.defines {
-            let tmpl = Tmpl {
-                name,
-                parse_name: Rc::clone(&parse_name),
-                src: Rc::clone(&src),
-                nodes,
-            };
-            associate(&mut defs, tmpl);
-        }
-        let main = Rc::new(Tmpl {
-            name: ROOT_NAME.to_string(),
-            parse_name,
-            src,
-            nodes: parsed.root,
-        });
-        let outer = std::mem::replace(&mut self.defs, Rc::new(defs));
+        // Charts call `tpl` on the same few values from every template; a text without
+        // `define`s leaves the set as it is, so its tree is parsed once per set and the set
+        // is not copied.
+        let cached = self.tpl_cache.borrow().get(text.as_str()).cloned();
+        let (main, defs) = match cached {
+            Some(main) => (main, None),
+            None => {
+                let parsed = Parser::parse_in(&text, self.dialect, true).map_err(|e| {
+                    let e = named_parse_error(e, ROOT_NAME);
+                    let msg = format!(
+                        "error calling tpl: cannot parse template {}: {}",
+                        quoted(&text),
+                        e.message
+                    );
+                    Fail::wrapping(msg, &e, span)
+                })?;
+                let parse_name: Rc<str> = Rc::from(ROOT_NAME);
+                let src: Rc<str> = Rc::from(text.as_str());
+                let main = Rc::new(Tmpl {
+                    name: ROOT_NAME.to_string(),
+                    parse_name: Rc::clone(&parse_name),
+                    src: Rc::clone(&src),
+                    nodes: parsed.root,
+                });
+                if parsed.defines.is_empty() {
+                    let mut cache = self.tpl_cache.borrow_mut();
+                    if cache.len() < MAX_TPL_CACHE {
+                        cache.insert(text.clone().into_boxed_str(), Rc::clone(&main));
+                    }
+                    (main, None)
+                } else {
+                    let mut defs = (*self.defs).clone();
+                    for (name, nodes) in parsed.defines {
+                        let tmpl = Tmpl {
+                            name,
+                            parse_name: Rc::clone(&parse_name),
+                            src: Rc::clone(&src),
+                            nodes,
+                        };
+                        associate(&mut defs, tmpl);
+                    }
+                    (main, Some(Rc::new(defs)))
+                }
+            }
+        };
+        let outer = match defs {
+            Some(defs) => std::mem::replace(&mut self.defs, defs),
+            None => Rc::clone(&self.defs),
+        };
         let result = self.exec_to_string(main, data);
         self.defs = outer;
         match result {
@@ -897,33 +933,35 @@ impl<'a, 'b> Exec<'a, 'b> {
             .charge(u64::try_from(names.len()).unwrap_or(u64::MAX))
             .at(span)?;
         let has_args = !rest.is_empty() || fin.is_some();
-        // A value a template built (`dict "context" $`) is copied member by member as it is
-        // read: walk as far as plain lookups go inside it and copy only where they end, not
-        // each map on the way (`.context.Values.image.tag` copies a string, not the root).
+        // A value a template built (`dict "context" $`): walk as far as plain lookups go
+        // inside it, and keep where they end as a member shared with it.
         let mut skip = 0;
-        if let Val::Own(rc) = &receiver {
+        let built = match &receiver {
+            Val::Own(rc) => Some((Rc::clone(rc), Vec::new())),
+            Val::Part(rc, path) => Some((Rc::clone(rc), path.to_vec())),
+            _ => None,
+        };
+        if let Some((root, mut path)) = built {
             let usable = names.len() - usize::from(has_args);
-            let mut at: &Value = rc;
+            let mut at: Option<&Value> = receiver.value();
             for name in &names[..usable] {
-                match at {
-                    Value::Object(map) => match map.get(name.as_str()) {
-                        Some(member) => {
-                            at = member;
-                            skip += 1;
-                        }
-                        None => break,
-                    },
-                    _ => break,
+                match at
+                    .and_then(|v| v.as_object())
+                    .and_then(|m| m.get(name.as_str()))
+                {
+                    Some(member) => {
+                        at = Some(member);
+                        path.push(PathKey::Field(name.as_str().into()));
+                        skip += 1;
+                    }
+                    None => break,
                 }
             }
-            if skip > 1 {
-                let member = at.clone();
+            if skip > 0 {
                 self.budget
-                    .charge_bytes(weigh(&member).at(span)?)
+                    .charge_bytes(NODE_WEIGHT * path.len())
                     .at(span)?;
-                receiver = Val::new(member);
-            } else {
-                skip = 0;
+                receiver = Val::Part(root, path.into());
             }
         }
         for (i, name) in names.iter().enumerate().skip(skip) {
@@ -1175,7 +1213,9 @@ impl<'a, 'b> Exec<'a, 'b> {
                     ),
                     None => return Ok(()),
                 },
-                Val::Own(_) => (None, child(self.budget, &parent, &Key::Field(name))?),
+                Val::Own(_) | Val::Part(..) => {
+                    (None, child(self.budget, &parent, &Key::Field(name))?)
+                }
                 Val::Missing => return Ok(()),
             };
             raws.push(raw);

@@ -20,8 +20,9 @@ impl Num {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Tok {
-    Text(String),
+pub(super) enum Tok<'s> {
+    // Borrowed from the source: a parser backs up over tokens and copies the ones it reads.
+    Text(&'s str),
     Open,
     Close,
     Space,
@@ -32,19 +33,19 @@ pub(super) enum Tok {
     Declare,
     Assign,
     Dot,
-    Field(String),
-    Var(String),
-    Ident(String),
+    Field(&'s str),
+    Var(&'s str),
+    Ident(&'s str),
     Bool(bool),
     Nil,
     Number(Num),
-    Str(String),
+    Str(std::borrow::Cow<'s, str>),
     Eof,
 }
 
 #[derive(Debug, Clone)]
-pub(super) struct Token {
-    pub(super) tok: Tok,
+pub(super) struct Token<'s> {
+    pub(super) tok: Tok<'s>,
     pub(super) start: usize,
     pub(super) end: usize,
 }
@@ -94,12 +95,12 @@ pub(super) fn line_of(src: &str, offset: usize) -> usize {
 pub(super) struct Lexer<'s> {
     src: &'s str,
     pos: usize,
-    toks: Vec<Token>,
+    toks: Vec<Token<'s>>,
     trim_next: bool,
 }
 
 impl<'s> Lexer<'s> {
-    pub(super) fn lex(src: &'s str) -> Result<Vec<Token>, TemplateError> {
+    pub(super) fn lex(src: &'s str) -> Result<Vec<Token<'s>>, TemplateError> {
         let mut lexer = Lexer {
             src,
             pos: 0,
@@ -118,7 +119,7 @@ impl<'s> Lexer<'s> {
         TemplateError::new(format!("template: :{}: {msg}", line_of(self.src, offset)))
     }
 
-    fn push(&mut self, tok: Tok, start: usize, end: usize) {
+    fn push(&mut self, tok: Tok<'s>, start: usize, end: usize) {
         self.toks.push(Token { tok, start, end });
     }
 
@@ -157,7 +158,7 @@ impl<'s> Lexer<'s> {
             // back to it byte for byte.
             let from = self.pos + (whole.len() - text.len());
             let end = from + text.len();
-            self.push(Tok::Text(text.to_string()), from, end);
+            self.push(Tok::Text(text), from, end);
         }
         self.pos = to;
     }
@@ -229,7 +230,7 @@ impl<'s> Lexer<'s> {
         }
     }
 
-    fn single(&mut self, tok: Tok) {
+    fn single(&mut self, tok: Tok<'s>) {
         self.push(tok, self.pos, self.pos + 1);
         self.pos += 1;
     }
@@ -284,14 +285,14 @@ impl<'s> Lexer<'s> {
         let text = self.src.get(start..end).unwrap_or("");
         let name = self.src.get(name_start..end).unwrap_or("");
         let tok = match kind {
-            WordKind::Var => Tok::Var(text.to_string()),
+            WordKind::Var => Tok::Var(text),
             WordKind::Field if name.is_empty() => Tok::Dot,
-            WordKind::Field => Tok::Field(name.to_string()),
+            WordKind::Field => Tok::Field(name),
             WordKind::Ident => match name {
                 "true" => Tok::Bool(true),
                 "false" => Tok::Bool(false),
                 "nil" => Tok::Nil,
-                _ => Tok::Ident(name.to_string()),
+                _ => Tok::Ident(name),
             },
         };
         self.push(tok, start, end);
@@ -347,7 +348,12 @@ impl<'s> Lexer<'s> {
         let start = self.pos;
         let close = self.scan_quoted(b'"', "quoted string")?;
         let inner = self.src.get(start + 1..close).unwrap_or("");
-        let value = unescape(inner, '"').map_err(|msg| self.error(start, msg))?;
+        let value = if inner.contains('\\') {
+            let value = unescape(inner, '"').map_err(|msg| self.error(start, msg))?;
+            std::borrow::Cow::Owned(value)
+        } else {
+            std::borrow::Cow::Borrowed(inner)
+        };
         self.push(Tok::Str(value), start, close + 1);
         self.pos = close + 1;
         Ok(())
@@ -360,11 +366,12 @@ impl<'s> Lexer<'s> {
         };
         let close = start + 1 + offset;
         // Go's strconv.Unquote drops carriage returns from raw strings.
-        let value = self
-            .src
-            .get(start + 1..close)
-            .unwrap_or("")
-            .replace('\r', "");
+        let raw = self.src.get(start + 1..close).unwrap_or("");
+        let value = if raw.contains('\r') {
+            std::borrow::Cow::Owned(raw.replace('\r', ""))
+        } else {
+            std::borrow::Cow::Borrowed(raw)
+        };
         self.push(Tok::Str(value), start, close + 1);
         self.pos = close + 1;
         Ok(())

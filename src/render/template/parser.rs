@@ -171,13 +171,13 @@ fn starts_operand(tok: &Tok) -> bool {
 
 pub(super) struct Parser<'s> {
     src: &'s str,
-    toks: Vec<Token>,
+    toks: Vec<Token<'s>>,
     pos: usize,
     /// Variables in scope at parse time; Go rejects undefined ones before executing.
     vars: Vec<String>,
     range_depth: usize,
     depth: usize,
-    eof: Token,
+    eof: Token<'s>,
     dialect: Dialect,
     /// Whether `define`, `template` and `block` are evaluated; the single-string entry point
     /// refuses them as unsupported.
@@ -228,11 +228,11 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn cur(&self) -> &Token {
+    fn cur(&self) -> &Token<'s> {
         self.toks.get(self.pos).unwrap_or(&self.eof)
     }
 
-    fn next(&mut self) -> Token {
+    fn next(&mut self) -> Token<'s> {
         let tok = self.cur().clone();
         if self.pos < self.toks.len() {
             self.pos += 1;
@@ -250,7 +250,7 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn next_non_space(&mut self) -> Token {
+    fn next_non_space(&mut self) -> Token<'s> {
         self.skip_space();
         self.next()
     }
@@ -291,7 +291,7 @@ impl<'s> Parser<'s> {
             let tok = self.next();
             match tok.tok {
                 Tok::Eof => return Ok((nodes, Stop::Eof)),
-                Tok::Text(text) => nodes.push(Node::Text(text, tok.start)),
+                Tok::Text(text) => nodes.push(Node::Text(text.to_string(), tok.start)),
                 Tok::Open if self.at_define() => self.definition()?,
                 Tok::Open => match self.action()? {
                     Item::Node(node) => nodes.push(node),
@@ -306,7 +306,7 @@ impl<'s> Parser<'s> {
     fn action(&mut self) -> Result<Item, TemplateError> {
         let tok = self.next_non_space();
         if let Tok::Ident(word) = &tok.tok {
-            match word.as_str() {
+            match *word {
                 "if" => return self.control(Kind::If).map(Item::Node),
                 "with" => return self.control(Kind::With).map(Item::Node),
                 "range" => return self.control(Kind::Range).map(Item::Node),
@@ -339,13 +339,13 @@ impl<'s> Parser<'s> {
         while matches!(self.toks.get(i).map(|t| &t.tok), Some(Tok::Space)) {
             i += 1;
         }
-        matches!(self.toks.get(i).map(|t| &t.tok), Some(Tok::Ident(w)) if w == "define")
+        matches!(self.toks.get(i).map(|t| &t.tok), Some(Tok::Ident(w)) if *w == "define")
     }
 
     fn template_name(&mut self, context: &str) -> Result<(String, Span), TemplateError> {
         let tok = self.next_non_space();
         match tok.tok {
-            Tok::Str(name) => Ok((name, (tok.start, tok.end))),
+            Tok::Str(name) => Ok((name.into_owned(), (tok.start, tok.end))),
             _ => Err(self.unexpected(&tok, context)),
         }
     }
@@ -433,7 +433,7 @@ impl<'s> Parser<'s> {
     /// `{{else if ...}}` leaves the `if` pending, to be parsed as a nested control.
     fn else_action(&mut self) -> Result<Item, TemplateError> {
         self.skip_space();
-        if matches!(&self.cur().tok, Tok::Ident(w) if w == "if" || w == "with") {
+        if matches!(&self.cur().tok, Tok::Ident(w) if *w == "if" || *w == "with") {
             return Ok(Item::Else);
         }
         self.expect_close("else").map(|()| Item::Else)
@@ -490,7 +490,9 @@ impl<'s> Parser<'s> {
     /// `{{if a}}x{{else if b}}y{{end}}` is `{{if a}}x{{else}}{{if b}}y{{end}}{{end}}`.
     fn else_branch(&mut self, kind: Kind) -> Result<Vec<Node>, TemplateError> {
         let chained = match &self.cur().tok {
-            Tok::Ident(w) => (w == "if" && kind == Kind::If) || (w == "with" && kind == Kind::With),
+            Tok::Ident(w) => {
+                (*w == "if" && kind == Kind::If) || (*w == "with" && kind == Kind::With)
+            }
             _ => false,
         };
         if chained {
@@ -556,11 +558,11 @@ impl<'s> Parser<'s> {
                 Tok::Declare | Tok::Assign => {
                     pipe.is_assign = self.cur().tok == Tok::Assign;
                     self.next();
-                    return self.declare(pipe, name);
+                    return self.declare(pipe, name.to_string());
                 }
                 Tok::Comma => {
                     self.next();
-                    self.declare(pipe, name)?;
+                    self.declare(pipe, name.to_string())?;
                     if context == "range" && pipe.decl.len() < 2 {
                         self.skip_space();
                         if matches!(self.cur().tok, Tok::Var(_) | Tok::Close | Tok::RParen) {
@@ -639,7 +641,7 @@ impl<'s> Parser<'s> {
             start
         };
         while let Tok::Field(name) = &self.cur().tok {
-            fields.push(name.clone());
+            fields.push(name.to_string());
             self.next();
         }
         let term = if fields.is_empty() {
@@ -685,20 +687,20 @@ impl<'s> Parser<'s> {
                 if !known_in(self.dialect, &name) {
                     return Err(self.error_at(tok.start, format!("function {name:?} not defined")));
                 }
-                Term::Func(name)
+                Term::Func(name.to_string())
             }
             Tok::Dot => Term::Dot,
             Tok::Nil => Term::Nil,
             Tok::Var(name) => {
-                if !self.vars.contains(&name) {
+                if !self.vars.iter().any(|v| v == name) {
                     return Err(self.error_at(tok.start, format!("undefined variable {name:?}")));
                 }
-                Term::Var(name, Vec::new())
+                Term::Var(name.to_string(), Vec::new())
             }
-            Tok::Field(name) => Term::Field(vec![name]),
+            Tok::Field(name) => Term::Field(vec![name.to_string()]),
             Tok::Bool(b) => Term::Const(Rc::new(Value::Bool(b))),
             Tok::Number(n) => Term::Const(Rc::new(n.to_value())),
-            Tok::Str(s) => Term::Const(Rc::new(Value::String(s))),
+            Tok::Str(s) => Term::Const(Rc::new(Value::String(s.into_owned()))),
             Tok::LParen => return self.parenthesized().map(Some),
             _ => {
                 self.backup();

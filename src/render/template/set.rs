@@ -131,6 +131,7 @@ pub(super) fn named_parse_error(mut e: TemplateError, name: &str) -> TemplateErr
 pub struct TemplateSet {
     dialect: Dialect,
     defs: Rc<Defs>,
+    tpl_cache: super::exec::TplCache,
 }
 
 /// Sorts file names into the order Helm parses them in (engine.go `sortTemplates`): more
@@ -186,6 +187,7 @@ impl TemplateSet {
         TemplateSet {
             dialect,
             defs: Rc::new(Defs::new()),
+            tpl_cache: Default::default(),
         }
     }
 
@@ -269,7 +271,8 @@ impl TemplateSet {
             missing,
             host,
             &mut budget,
-        );
+        )
+        .with_tpl_cache(&self.tpl_cache);
         if traced {
             exec.trace();
         }

@@ -12,6 +12,40 @@ pub(super) enum Val<'a> {
     Missing,
     Ref(&'a Value),
     Own(Rc<Value>),
+    /// A member of a value a template built, found by its path from that value. Go shares a
+    /// map's members; reading `.context.Values` out of `dict "context" $` copies nothing.
+    Part(Rc<Value>, Rc<[PathKey]>),
+}
+
+/// One step of a [`Val::Part`] path.
+#[derive(Clone, Debug)]
+pub(super) enum PathKey {
+    Field(Box<str>),
+    Index(usize),
+}
+
+impl PathKey {
+    fn of(key: &Key) -> PathKey {
+        match key {
+            Key::Field(name) => PathKey::Field((*name).into()),
+            Key::Index(i) => PathKey::Index(*i),
+        }
+    }
+
+    fn key(&self) -> Key<'_> {
+        match self {
+            PathKey::Field(name) => Key::Field(name),
+            PathKey::Index(i) => Key::Index(*i),
+        }
+    }
+}
+
+/// The member `key` of the built value `root` reached by `path`, shared with it.
+pub(super) fn part<'a>(root: &Rc<Value>, path: &[PathKey], key: &Key) -> Val<'a> {
+    let mut steps = Vec::with_capacity(path.len() + 1);
+    steps.extend_from_slice(path);
+    steps.push(PathKey::of(key));
+    Val::Part(Rc::clone(root), steps.into())
 }
 
 impl<'a> Val<'a> {
@@ -36,6 +70,9 @@ impl<'a> Val<'a> {
             Val::Missing => None,
             Val::Ref(v) => Some(v),
             Val::Own(v) => Some(v),
+            Val::Part(root, path) => path
+                .iter()
+                .try_fold(&**root, |v, step| lookup(v, &step.key())),
         }
     }
 
@@ -200,7 +237,7 @@ fn lookup<'v>(v: &'v Value, key: &Key) -> Option<&'v Value> {
     }
 }
 
-/// A member of `parent`: borrowed when the parent is data, copied (and paid for) otherwise.
+/// A member of `parent`: borrowed when the parent is data, shared with it otherwise.
 pub(super) fn child<'a>(
     budget: &mut Budget,
     parent: &Val<'a>,
@@ -209,13 +246,12 @@ pub(super) fn child<'a>(
     match parent {
         Val::Missing => Ok(None),
         Val::Ref(v) => Ok(lookup(v, key).map(|c| shared::current(c).unwrap_or(Val::Ref(c)))),
-        Val::Own(v) => match lookup(v, key) {
-            None => Ok(None),
-            Some(member) => {
-                budget.charge_bytes(weigh(member)?)?;
-                Ok(Some(Val::new(member.clone())))
-            }
-        },
+        Val::Own(v) => Ok(lookup(v, key).map(|_| part(v, &[], key))),
+        Val::Part(root, path) => {
+            let found = parent.value().and_then(|v| lookup(v, key)).is_some();
+            budget.charge_bytes(NODE_WEIGHT * path.len())?;
+            Ok(found.then(|| part(root, path, key)))
+        }
     }
 }
 
