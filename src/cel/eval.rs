@@ -93,6 +93,16 @@ impl<'b, 'a> Eval<'b, 'a> {
                 field,
                 test,
             } => {
+                if let Expr::Ident(name) = &**operand {
+                    let local = self.locals.iter().any(|(n, _)| n == name);
+                    if let Some(e) = self.globals.failure(name, field).filter(|_| !local) {
+                        return if *test {
+                            Ok(Value::Bool(true))
+                        } else {
+                            Err(e.clone())
+                        };
+                    }
+                }
                 let v = self.eval(operand)?;
                 self.select(v, field, *test)
             }
@@ -808,11 +818,7 @@ fn first_path_in(e: &Expr, out: &mut Vec<String>, budget: &mut u32) -> bool {
     let mut cur = e;
     loop {
         match cur {
-            Expr::Select {
-                operand,
-                field,
-                test: false,
-            } => {
+            Expr::Select { operand, field, .. } => {
                 chain.push(field.clone());
                 cur = operand;
             }

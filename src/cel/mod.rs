@@ -273,11 +273,30 @@ fn node_get<'a>(n: &'a Node, key: &str) -> Option<&'a Node> {
 #[derive(Default)]
 pub struct Bindings<'a> {
     vars: Vec<(String, Value<'a>)>,
+    /// Fields of a bound map whose value could not be computed: reading one gives its error
+    /// (an admission policy's `variables.x`, evaluated ahead but failing only when used).
+    failed: Vec<(String, String, EvalError)>,
 }
 
 impl<'a> Bindings<'a> {
     pub fn new() -> Self {
-        Bindings { vars: Vec::new() }
+        Bindings {
+            vars: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Makes `name.field` fail with `error` when an expression reads it.
+    pub fn fail(&mut self, name: &str, field: &str, error: EvalError) {
+        self.failed
+            .push((name.to_string(), field.to_string(), error));
+    }
+
+    fn failure(&self, name: &str, field: &str) -> Option<&EvalError> {
+        self.failed
+            .iter()
+            .find(|(n, f, _)| n == name && f == field)
+            .map(|(_, _, e)| e)
     }
 
     /// Binds `name`; a later binding of the same name replaces it.

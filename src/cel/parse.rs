@@ -545,10 +545,17 @@ impl Parser<'_> {
     }
 
     fn ident(&mut self) -> Result<String, CompileError> {
+        self.name(false)
+    }
+
+    /// An identifier; a reserved word only as a field or method name after `.` (as cel-go,
+    /// which checks reserved words on standalone identifiers only: `x.namespace(…)` is
+    /// the authorizer library's own method).
+    fn name(&mut self, member: bool) -> Result<String, CompileError> {
         match &self.tok {
             Tok::Ident(i) => {
                 let i = i.clone();
-                if RESERVED.contains(&i.as_str()) {
+                if !member && RESERVED.contains(&i.as_str()) {
                     return Err(err(
                         format!("reserved identifier: {i}"),
                         self.start,
@@ -566,7 +573,7 @@ impl Parser<'_> {
         loop {
             if self.is(".") {
                 self.bump()?;
-                let name = self.ident()?;
+                let name = self.name(true)?;
                 if self.is("(") {
                     self.bump()?;
                     let (args, da) = self.args(")", depth + 1)?;
@@ -584,7 +591,7 @@ impl Parser<'_> {
                 }
             } else if self.is("?.") {
                 self.bump()?;
-                self.ident()?;
+                self.name(true)?;
                 (e, d) = self.node(
                     Expr::Unsupported("optional field selection `?.`".into()),
                     d + 1,

@@ -337,6 +337,10 @@ fn unsupported_is_never_a_guess() {
     unsupported("{'a': 1}?.a");
     unsupported("[1][?0]");
     unsupported("authorizer.group('apps')");
+    unsupported(
+        "authorizer.group('apps').resource('deployments').namespace('a').check('scale').allowed()",
+    );
+    ok("{'namespace': 1}.namespace", "1");
     unsupported("'a'.reverse()");
 }
 
