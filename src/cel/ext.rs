@@ -4,7 +4,8 @@
 //! cel-go `ext/strings.go` and `ext/sets.go`). A function that is not here is unsupported.
 
 use std::cmp::Ordering;
-use std::net::IpAddr;
+// Address values only (`core::net` has no sockets): CEL's ip() and cidr() parse and compare.
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::eval::{
     checked_timestamp, civil_from_days, days_from_civil, err, format_double, format_duration,
@@ -884,8 +885,8 @@ fn mask(ip: &IpAddr, len: u8) -> IpAddr {
     };
     let v = as_u128(ip) & keep;
     match ip {
-        IpAddr::V4(_) => IpAddr::V4(std::net::Ipv4Addr::from((v & 0xffff_ffff) as u32)),
-        IpAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::from(v)),
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::from((v & 0xffff_ffff) as u32)),
+        IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::from(v)),
     }
 }
 
