@@ -216,7 +216,7 @@ fn to_string<'a>(ev: &mut Eval<'_, 'a>, x: &Value<'a>) -> R<'a> {
         }
         Value::Duration(d) => format_duration(*d),
         Value::Timestamp(t) => format_timestamp(*t),
-        Value::Ext(e @ (Ext::Ip(_) | Ext::Cidr(..) | Ext::Quantity(_))) => e.to_text(),
+        Value::Ext(e @ (Ext::Ip(_) | Ext::Cidr(..))) => e.to_text(),
         _ => return no_overload("string", &[x]),
     }))
 }
@@ -695,7 +695,7 @@ fn lists_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, list: &Value<'a>, args: &[Va
         }
         ("min" | "max", []) => {
             let Some(first) = items.first() else {
-                return err(format!("{func}(list) called on an empty list"));
+                return err(format!("{func} called on empty list"));
             };
             let mut best = first.clone();
             for i in &items[1..] {
@@ -927,7 +927,17 @@ pub struct Url {
 }
 
 impl Url {
+    /// urls.go checks the text with `url.ParseRequestURI` (which keeps a `#fragment` in the
+    /// path or query), then takes the parts from `url.Parse` (which splits it off).
     fn parse(s: &str) -> Result<Url, EvalError> {
+        Url::parse_request_uri(s)?;
+        let without_fragment = s.split_once('#').map_or(s, |(a, _)| a);
+        let mut u = Url::parse_request_uri(without_fragment)?;
+        u.raw = s.to_string();
+        Ok(u)
+    }
+
+    fn parse_request_uri(s: &str) -> Result<Url, EvalError> {
         let bad = |why: &str| {
             EvalError::Error(format!(
                 "URL parse error during conversion from string: {why}"
@@ -1252,10 +1262,12 @@ impl Quantity {
 }
 
 fn quantity_method<'a>(func: &str, q: &Quantity, args: &[Value<'a>]) -> R<'a> {
+    // add and sub also take an int; the comparisons take a quantity only (quantity.go).
+    let int_ok = matches!(func, "add" | "sub");
     let other = |v: &Value<'a>| -> Result<Quantity, EvalError> {
         match v {
             Value::Ext(Ext::Quantity(o)) => Ok(o.clone()),
-            Value::Int(i) => Ok(Quantity::from_int(*i)),
+            Value::Int(i) if int_ok => Ok(Quantity::from_int(*i)),
             _ => no_overload(func, &[v]),
         }
     };

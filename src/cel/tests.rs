@@ -235,7 +235,7 @@ fn lists_and_sets() {
     ok("[].sum()", "0");
     ok("[3, 1, 2].min()", "1");
     ok("[3, 1, 2].max()", "3");
-    fails("[].min()", "empty list");
+    fails("[].min()", "min called on empty list");
     ok("[1, 2, 2, 3].indexOf(2)", "1");
     ok("[1, 2, 2, 3].lastIndexOf(2)", "2");
     ok("[1, 2].indexOf(9)", "-1");
@@ -271,6 +271,11 @@ fn urls() {
         r#"{"k": ["a", "b"], "x": ["1"]}"#,
     );
     ok("url('/absolute-path').getScheme()", "");
+    ok(
+        "url('https://example.com/p?q=1#frag').getQuery()",
+        r#"{"q": ["1"]}"#,
+    );
+    ok("url('https://example.com/p#frag').getEscapedPath()", "/p");
     ok("isURL('https://user:pass@example.com:80/path')", "true");
     ok("isURL('../relative-path')", "false");
     ok("isURL('https://a b.com/')", "false");
@@ -329,6 +334,8 @@ fn quantities() {
     ok("quantity('-5').sign()", "-1");
     ok("isQuantity('20Mi') && !isQuantity('20Mb')", "true");
     fails("quantity('abc')", "quantities must match");
+    fails("quantity('1').isLessThan(2)", "no such overload");
+    unsupported("quantity('1').mul(2)");
 }
 
 #[test]
