@@ -1,8 +1,8 @@
-//! Expected results are cel-go's, as cel-spec states them (`doc/langdef.md`; the conformance
-//! suite `tests/simple/testdata/{basic,comparisons,conversions,fields,integer_math,logic,
-//! macros,string,lists}.textproto`) and as the Kubernetes library docs and tests state them
-//! (`staging/src/k8s.io/apiserver/pkg/cel/library/{lists,regex,urls,ip,cidr,quantity}.go` and
-//! their `_test.go`, v1.33; cel-go `ext/strings.go`, `ext/sets.go`).
+//! Expected results are cel-go's, as cel-spec specifies them (`doc/langdef.md`: numeric
+//! equality, logical operators, macros, conversions, overflow) and as the Kubernetes libraries
+//! implement them (`staging/src/k8s.io/apiserver/pkg/cel/library/{lists,regex,urls,ip,cidr,
+//! quantity}.go`, v1.33, whose doc comments give most of the url, ip, cidr and quantity
+//! examples used here; cel-go `ext/strings.go`, `ext/sets.go`).
 
 use super::*;
 use crate::yaml::{parse, ParseLimits};

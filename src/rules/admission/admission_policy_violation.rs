@@ -347,6 +347,45 @@ enum Outcome {
     NotEvaluated(Span, String),
 }
 
+/// Cost units all the evaluations of one run may spend together: each expression has its own
+/// budget too, but a repository of many policies and many objects must not multiply them
+/// without bound. What the pool no longer covers is not evaluated.
+const RUN_BUDGET: u64 = 100_000_000;
+
+/// Longest message kept from a policy (a `messageExpression` may build any string).
+const MAX_MESSAGE: usize = 1024;
+
+struct Pool(std::cell::Cell<u64>);
+
+impl Pool {
+    fn eval<'a>(&self, prog: &Program, b: &Bindings<'a>) -> Result<Value<'a>, EvalError> {
+        let left = self.0.get();
+        let mut budget = Budget::new(left.min(DEFAULT_BUDGET));
+        let r = prog.eval(b, &mut budget);
+        let spent = left.min(DEFAULT_BUDGET) - budget.remaining;
+        self.0.set(left - spent);
+        if matches!(r, Err(EvalError::Budget)) && left < DEFAULT_BUDGET {
+            // The run's pool ran out, not the expression's own budget.
+            return Err(EvalError::Unsupported(
+                "the run's evaluation budget is spent".into(),
+            ));
+        }
+        r
+    }
+}
+
+fn clip(mut s: String) -> String {
+    if s.len() > MAX_MESSAGE {
+        let mut end = MAX_MESSAGE;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
+}
+
 struct Target<'g> {
     unit: usize,
     obj: &'g Object,
@@ -355,7 +394,7 @@ struct Target<'g> {
 }
 
 /// Evaluates the policy on one object with one param; the outcome of each validation.
-fn evaluate(p: &Policy, t: &Target, params: Option<&Node>) -> Vec<Outcome> {
+fn evaluate(p: &Policy, t: &Target, params: Option<&Node>, pool: &Pool) -> Vec<Outcome> {
     let mut b = Bindings::new();
     b.node("object", &t.obj.root);
     b.set("oldObject", Value::Null);
@@ -391,7 +430,7 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>) -> Vec<Outcome> {
                 for (name, e) in &failed {
                     vb.fail("variables", name, e.clone());
                 }
-                prog.eval(&vb, &mut Budget::new(DEFAULT_BUDGET))
+                pool.eval(prog, &vb)
             }
             Err(e) => Err(EvalError::Unsupported(format!("does not compile: {e}"))),
         };
@@ -404,7 +443,7 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>) -> Vec<Outcome> {
     for (name, e) in failed {
         b.fail("variables", &name, e);
     }
-    let run = |prog: &Program| prog.eval(&b, &mut Budget::new(DEFAULT_BUDGET));
+    let run = |prog: &Program| pool.eval(prog, &b);
     for c in &p.conditions {
         let r = match &c.program {
             Ok(prog) => run(prog),
@@ -465,7 +504,7 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>) -> Vec<Outcome> {
                     let msg = from_expr
                         .or_else(|| v.message.clone())
                         .unwrap_or_else(|| format!("failed expression: {}", prog.source()));
-                    out.push(Outcome::Fail(at, msg));
+                    out.push(Outcome::Fail(at, clip(msg)));
                 }
                 None if p.fail_open => out.push(Outcome::Pass),
                 None => out.push(Outcome::Fail(
@@ -549,6 +588,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
     let bindings = admission_objects(g, &repos, "ValidatingAdmissionPolicyBinding");
     let mut reported = HashSet::default();
     let mut not_evaluated = HashSet::default();
+    let pool = Pool(std::cell::Cell::new(RUN_BUDGET));
     // Each Application's rendered objects, then the manifests no Application renders (each
     // in its own repository), so that a repository of plain manifests is checked too.
     let mut scopes: Vec<(Option<usize>, Vec<usize>)> = (0..g.apps.len())
@@ -656,7 +696,9 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                         }
                     };
                     for (ki, params) in param_sets.into_iter().enumerate() {
-                        for (vi, outcome) in evaluate(p, &target, params).into_iter().enumerate() {
+                        for (vi, outcome) in
+                            evaluate(p, &target, params, &pool).into_iter().enumerate()
+                        {
                             match outcome {
                                 Outcome::Pass => {}
                                 Outcome::Fail(at, msg) => {
