@@ -623,3 +623,87 @@ fn deepest_accepted_expressions_fit_a_small_stack() {
         assert!(matches!(r, Ok(Ok(_)) | Ok(Err(_))), "stack");
     }
 }
+
+/// Token soup from a fixed-seed generator: whatever compiles evaluates without a panic, and
+/// within its budget.
+#[test]
+fn random_token_soup_never_panics() {
+    const TOKENS: &[&str] = &[
+        "1",
+        "2u",
+        "1.5",
+        "-",
+        "+",
+        "*",
+        "/",
+        "%",
+        "==",
+        "<",
+        "&&",
+        "||",
+        "!",
+        "?",
+        ":",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ".",
+        "'a'",
+        "b'x'",
+        "null",
+        "true",
+        "x",
+        "object",
+        "spec",
+        "replicas",
+        "size",
+        "all",
+        "map",
+        "filter",
+        "exists_one",
+        "in",
+        "has",
+        "int",
+        "string",
+        "matches",
+        "'[a-z]+'",
+        "split",
+        "sets.contains",
+        "quantity",
+        "'1Gi'",
+        "url",
+        "ip",
+        "cidr",
+        "duration",
+        "'1h'",
+        "timestamp",
+        "substring",
+        "join",
+    ];
+    let yaml = "spec:\n  replicas: 3\n  items: [1, 2, 3]\n";
+    let parsed = parse(0, yaml, ParseLimits::default());
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    for _ in 0..20_000 {
+        let n = 1 + next() % 14;
+        let src: Vec<&str> = (0..n).map(|_| TOKENS[next() % TOKENS.len()]).collect();
+        let src = src.join(" ");
+        if let Ok(p) = Program::compile(&src) {
+            let mut budget = Budget::new(10_000);
+            if let Ok(v) = p.eval(&b, &mut budget) {
+                let _ = (v.to_text(), v.type_name(), v.span());
+            }
+        }
+    }
+}
