@@ -29,6 +29,11 @@ pub(super) fn no_overload<T>(func: &str, args: &[&Value<'_>]) -> Result<T, EvalE
     err(format!("no such overload: {func}({})", types.join(", ")))
 }
 
+/// A key looked up in a mapping node is a scan of its entries.
+fn lookup_cost(entries: usize) -> u64 {
+    (entries / 32) as u64
+}
+
 pub(super) fn len_cost(len: usize) -> u64 {
     (len / BYTES_PER_UNIT) as u64 + 1
 }
@@ -205,7 +210,10 @@ impl<'b, 'a> Eval<'b, 'a> {
 
     fn select(&mut self, v: Value<'a>, field: &str, test: bool) -> Result<Value<'a>, EvalError> {
         let found = match &v {
-            Value::Node(n) if n.is_map() => node_get(n, field).map(Value::Node),
+            Value::Node(n) if n.is_map() => {
+                self.spend(lookup_cost(n.entries().len()))?;
+                node_get(n, field).map(Value::Node)
+            }
             Value::Map(entries) => {
                 let mut hit = None;
                 for (k, val) in entries {
@@ -240,7 +248,9 @@ impl<'b, 'a> Eval<'b, 'a> {
                 Ok(items.get(at).cloned().unwrap_or(Value::Null))
             }
             Value::Node(n) if n.is_map() => match &i {
-                Value::String(k) => node_get(n, k)
+                Value::String(k) => self
+                    .spend(lookup_cost(n.entries().len()))
+                    .map(|()| node_get(n, k))?
                     .map(Value::Node)
                     .ok_or_else(|| EvalError::Error(format!("no such key: {k}"))),
                 _ => err(format!("no such key: {}", i.to_text())),

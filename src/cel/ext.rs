@@ -138,7 +138,10 @@ fn size<'a>(ev: &mut Eval<'_, 'a>, x: &Value<'a>) -> R<'a> {
         Value::List(l) => l.len() as i64,
         Value::Map(m) => m.len() as i64,
         Value::Node(n) if n.is_seq() => n.items().len() as i64,
-        Value::Node(n) if n.is_map() => super::node_entries(n).count() as i64,
+        Value::Node(n) if n.is_map() => {
+            ev.spend(n.entries().len() as u64 / 16)?;
+            super::node_entries(n).count() as i64
+        }
         _ => return no_overload("size", &[x]),
     }))
 }

@@ -251,16 +251,19 @@ fn node_scalar<'a>(n: &'a Node) -> Option<Value<'a>> {
 
 /// A mapping node's entries as the API server holds the object: the last of duplicated keys,
 /// and no key whose value is null (the server prunes those from typed objects, so `has()` is
-/// false and selection fails on them).
+/// false and selection fails on them). In the order written; linear in the entries.
 fn node_entries(n: &Node) -> impl Iterator<Item = (&str, &Node)> {
-    let entries = n.entries();
-    entries.iter().enumerate().filter_map(move |(i, e)| {
-        let k = e.key.as_str()?;
-        if e.value.is_null() || entries[i + 1..].iter().any(|l| l.key.as_str() == Some(k)) {
-            return None;
-        }
-        Some((k, &e.value))
-    })
+    let mut seen = foldhash::HashSet::default();
+    let mut out: Vec<(&str, &Node)> = n
+        .entries()
+        .iter()
+        .rev()
+        .filter_map(|e| Some((e.key.as_str()?, &e.value)))
+        .filter(|(k, _)| seen.insert(*k))
+        .filter(|(_, v)| !v.is_null())
+        .collect();
+    out.reverse();
+    out.into_iter()
 }
 
 fn node_get<'a>(n: &'a Node, key: &str) -> Option<&'a Node> {
