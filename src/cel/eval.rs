@@ -253,7 +253,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                     .map(|()| node_get(n, k))?
                     .map(Value::Node)
                     .ok_or_else(|| EvalError::Error(format!("no such key: {k}"))),
-                _ => err(format!("no such key: {}", i.to_text())),
+                _ => err(format!("no such key: {}", key_text(&i))),
             },
             Value::Map(entries) => {
                 for (k, val) in entries {
@@ -261,7 +261,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                         return Ok(val.clone());
                     }
                 }
-                err(format!("no such key: {}", i.to_text()))
+                err(format!("no such key: {}", key_text(&i)))
             }
             _ => no_overload("_[_]", &[&v, &i]),
         }
@@ -584,6 +584,20 @@ impl<'b, 'a> Eval<'b, 'a> {
         args: Vec<Value<'a>>,
     ) -> Result<Value<'a>, EvalError> {
         ext::call(self, target, func, args)
+    }
+}
+
+/// A key for an error message: a collection (which no map key can be) by its type, so that
+/// an error in a loop never prints a large value again and again.
+fn key_text(v: &Value<'_>) -> String {
+    if is_list(v) || is_map(v) {
+        v.type_name()
+    } else {
+        let t = v.to_text();
+        match t.char_indices().nth(256) {
+            Some((i, _)) => format!("{}…", &t[..i]),
+            None => t,
+        }
     }
 }
 
