@@ -14,7 +14,11 @@ const BYTES_PER_UNIT: usize = 16;
 const REGEX_CACHE: usize = 16;
 
 /// Largest compiled regular expression, in the `regex` crate's own measure.
-const REGEX_SIZE: usize = 1 << 20;
+const REGEX_SIZE: usize = 1 << 18;
+
+/// What compiling a regular expression costs, beyond its length: compiling up to
+/// [`REGEX_SIZE`] takes far longer than any other step, and a loop must not repeat it cheaply.
+const REGEX_COMPILE_COST: u64 = 5_000;
 
 pub(super) fn err<T>(m: impl Into<String>) -> Result<T, EvalError> {
     Err(EvalError::Error(m.into()))
@@ -565,7 +569,7 @@ impl<'b, 'a> Eval<'b, 'a> {
         if let Some((_, re)) = self.regexes.iter().find(|(p, _)| p == pattern) {
             return Ok(re.clone());
         }
-        self.spend(len_cost(pattern.len()) * 4)?;
+        self.spend(REGEX_COMPILE_COST + len_cost(pattern.len()) * 4)?;
         let re = regex::RegexBuilder::new(pattern)
             .size_limit(REGEX_SIZE)
             .build()

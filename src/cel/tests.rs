@@ -707,3 +707,26 @@ fn random_token_soup_never_panics() {
         }
     }
 }
+
+#[test]
+fn regex_compilation_is_costly_and_bounded() {
+    // A pattern past the size limit is an error, not a long compilation.
+    fails(
+        "'a'.matches('(a{1000}){1000}')",
+        "invalid regular expression",
+    );
+    // Patterns that differ on every step cannot be compiled thousands of times cheaply.
+    let src = format!(
+        "[{}].all(i, 'x'.matches('x{{' + string(i) + '}}') || true)",
+        (0..1000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let p = Program::compile(&src).unwrap();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget).err(),
+        Some(EvalError::Budget)
+    );
+}

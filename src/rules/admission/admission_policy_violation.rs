@@ -350,7 +350,7 @@ enum Outcome {
 /// Cost units all the evaluations of one run may spend together: each expression has its own
 /// budget too, but a repository of many policies and many objects must not multiply them
 /// without bound. What the pool no longer covers is not evaluated.
-const RUN_BUDGET: u64 = 100_000_000;
+const RUN_BUDGET: u64 = 20_000_000;
 
 /// Longest message kept from a policy (a `messageExpression` may build any string).
 const MAX_MESSAGE: usize = 1024;
