@@ -72,12 +72,12 @@ pub struct Argo {
     /// ApplicationSet, an Application with a templated path) or settings that other objects
     /// read (an AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository
     /// Secret, a CRD that makes its kind cluster-scoped, which projects' cluster whitelists
-    /// then apply to). Applications that a kustomization includes are needed too (a patch may
+    /// then apply to, a ValidatingAdmissionPolicy or its binding). Applications that a kustomization includes are needed too (a patch may
     /// change their paths): [`wanted`] sees to those.
     pub always: bool,
     /// It holds settings that Applications or projects read whatever they deploy (an
     /// AppProject, an `argocd-*` ConfigMap or Secret, a cluster or repository Secret, a CRD
-    /// that makes its kind cluster-scoped): a change to it may change a finding on any object
+    /// that makes its kind cluster-scoped, an admission policy or binding): a change to it may change a finding on any object
     /// any Application deploys, so all of them are read.
     pub global: bool,
 }
@@ -134,8 +134,14 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
         let group = doc.str_at("apiVersion").map_or("", crate::model::group_of);
         let kind = doc.str_at("kind").unwrap_or_default();
         let cluster_kind = crate::model::declares_cluster_kind(group, kind, doc);
-        seen.always |= cluster_kind;
-        seen.global |= cluster_kind || settings || (argo_api && kind == "AppProject");
+        // An admission policy or binding applies to whatever any Application deploys.
+        let admission = group == "admissionregistration.k8s.io"
+            && matches!(
+                kind,
+                "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding"
+            );
+        seen.always |= cluster_kind || admission;
+        seen.global |= cluster_kind || admission || settings || (argo_api && kind == "AppProject");
         match kind {
             "Application" => add_sources(doc.get("spec"), &mut seen),
             "ApplicationSet" => {
@@ -175,7 +181,8 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
 pub enum Need {
     /// A kustomization, for what it references.
     Kustomization,
-    /// It may hold Argo CD objects, for the directories they read.
+    /// It may hold Argo CD objects, for the directories they read, or admission policies,
+    /// which every Application's objects are checked against.
     Argo,
     /// It may hold a CRD that makes its kind cluster-scoped (its text holds `Cluster`).
     Kinds,
@@ -187,7 +194,7 @@ pub fn needs_documents(path: &Path, bytes: &[u8]) -> Option<Need> {
     let has = |needle: &[u8]| memchr::memmem::find(bytes, needle).is_some();
     if is_kustomization_file(path) {
         Some(Need::Kustomization)
-    } else if has(b"argoproj.io") || has(b"argocd-") {
+    } else if has(b"argoproj.io") || has(b"argocd-") || has(b"ValidatingAdmissionPolicy") {
         Some(Need::Argo)
     } else if has(b"CustomResourceDefinition") && has(b"Cluster") {
         Some(Need::Kinds)

@@ -2,7 +2,7 @@
 //! (fuzz/src/lib.rs): each must now lint without a panic, quickly, with every span in place and
 //! every output format well formed. Files are named `<target>-<what>`: `lint_file-*` holds one
 //! file's bytes, `render_repo-*` a packed repository (`@@ path` lines start each file),
-//! `render_template-*` one template string. The
+//! `render_template-*` one template string, `cel_eval-*` one CEL expression. The
 //! `*-corpus-*` ones are inputs the fuzzers kept as new coverage, not crashes: they keep the
 //! harness compiling and running in CI.
 #![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
@@ -38,6 +38,8 @@ fn fuzz_reproducers_lint_cleanly() {
             harness::expand_appset(&data);
         } else if name.starts_with("render_template-") {
             harness::render_template(&data);
+        } else if name.starts_with("cel_eval-") {
+            harness::cel_eval(&data);
         } else {
             panic!("{name}: a reproducer's name starts with its fuzz target");
         }

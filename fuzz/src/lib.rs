@@ -320,3 +320,30 @@ pub fn check(files: Vec<(PathBuf, Vec<u8>)>) -> Outcome {
     }
     outcome
 }
+
+/// bytes → one CEL expression, compiled and evaluated on a small Deployment under a small
+/// budget. Nothing may panic; a budget error must leave the budget spent.
+pub fn cel_eval(data: &[u8]) {
+    use gitops_lint::cel;
+    let text = String::from_utf8_lossy(data);
+    let Ok(program) = cel::Program::compile(&text) else {
+        return;
+    };
+    let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels: {app: web, tier: '1'}\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - {name: a, image: 'nginx:1.25'}\n        - {name: b, image: busybox, ports: [{containerPort: 80}]}\n";
+    let parsed = gitops_lint::yaml::parse(0, yaml, gitops_lint::yaml::ParseLimits::default());
+    let Some(doc) = parsed.documents.first() else {
+        return;
+    };
+    let mut bindings = cel::Bindings::new();
+    bindings.node("object", &doc.root);
+    bindings.set("oldObject", cel::Value::Null);
+    let mut budget = cel::Budget::new(20_000);
+    match program.eval(&bindings, &mut budget) {
+        Ok(v) => {
+            let _ = v.to_text();
+            let _ = v.type_name();
+        }
+        Err(cel::EvalError::Budget) => assert_eq!(budget.remaining, 0),
+        Err(_) => {}
+    }
+}

@@ -7,6 +7,7 @@ pub mod sync_options;
 pub mod sync_windows;
 
 pub(crate) mod access;
+mod admission;
 mod fleet;
 mod ignore_differences;
 pub mod schema;
@@ -29,16 +30,18 @@ pub enum Category {
     Access,
     Secrets,
     Fleet,
+    Admission,
 }
 
 impl Category {
-    pub const ALL: [Category; 6] = [
+    pub const ALL: [Category; 7] = [
         Category::SyncPolicy,
         Category::IgnoreDifferences,
         Category::Fleet,
         Category::Schema,
         Category::Access,
         Category::Secrets,
+        Category::Admission,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -49,6 +52,7 @@ impl Category {
             Category::Access => "access",
             Category::Secrets => "secrets",
             Category::Fleet => "fleet",
+            Category::Admission => "admission",
         }
     }
 }
@@ -322,6 +326,7 @@ registry! {
     secrets::external_secret_never_refreshes,
     secrets::external_secret_policy_conflict,
     secrets::secret_store_static_credentials,
+    admission::admission_policy_violation,
 }
 
 pub fn find(id: &str) -> Option<&'static Rule> {

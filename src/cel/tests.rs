@@ -1,0 +1,732 @@
+//! Expected results are cel-go's, as cel-spec specifies them (`doc/langdef.md`: numeric
+//! equality, logical operators, macros, conversions, overflow) and as the Kubernetes libraries
+//! implement them (`staging/src/k8s.io/apiserver/pkg/cel/library/{lists,regex,urls,ip,cidr,
+//! quantity}.go`, v1.33, whose doc comments give most of the url, ip, cidr and quantity
+//! examples used here; cel-go `ext/strings.go`, `ext/sets.go`).
+
+use super::*;
+use crate::yaml::{parse, ParseLimits};
+
+fn run(src: &str) -> Result<String, EvalError> {
+    let p =
+        Program::compile(src).map_err(|e| EvalError::Error(format!("compile: {}", e.message)))?;
+    let b = Bindings::new();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    p.eval(&b, &mut budget).map(|v| v.to_text())
+}
+
+fn ok(src: &str, want: &str) {
+    assert_eq!(run(src), Ok(want.to_string()), "{src}");
+}
+
+fn fails(src: &str, want: &str) {
+    match run(src) {
+        Err(EvalError::Error(m)) => assert!(m.contains(want), "{src}: {m}"),
+        other => panic!("{src}: expected error {want:?}, got {other:?}"),
+    }
+}
+
+fn unsupported(src: &str) {
+    assert!(
+        matches!(run(src), Err(EvalError::Unsupported(_))),
+        "{src}: {:?}",
+        run(src)
+    );
+}
+
+#[test]
+fn literals_and_arithmetic() {
+    ok("1 + 2 * 3", "7");
+    ok("-9223372036854775808", "-9223372036854775808");
+    ok("0x10", "16");
+    ok("3u + 4u", "7");
+    ok("7 / 2", "3");
+    ok("-7 % 3", "-1");
+    ok("1.5 + 1.0", "2.5");
+    ok("2.0 * 3.0", "6");
+    ok("'ab' + 'cd'", "abcd");
+    ok(r#""a\tb" == 'a\u0009b'"#, "true");
+    ok("r'\\n'", "\\n");
+    ok("'''multi\nline'''", "multi\nline");
+    ok("b'abc' + b'd'", "abcd");
+    ok("[1, 2] + [3]", "[1, 2, 3]");
+    fails("9223372036854775807 + 1", "overflow");
+    fails("-9223372036854775808 - 1", "overflow");
+    fails("-9223372036854775808 / -1", "overflow");
+    fails("0u - 1u", "overflow");
+    fails("1 / 0", "division by zero");
+    fails("1 % 0", "modulus by zero");
+    fails("1 + 1u", "no such overload");
+    fails("1 + 'a'", "no such overload");
+}
+
+#[test]
+fn equality_and_comparison() {
+    ok("1 == 1.0", "true");
+    ok("1u == 1", "true");
+    ok("1 == 1.5", "false");
+    ok("2 < 2.5", "true");
+    ok("3u > 2", "true");
+    ok("'a' < 'b'", "true");
+    ok("1 == 'a'", "false");
+    ok("null == null", "true");
+    ok("[1, 2] == [1, 2.0]", "true");
+    ok("{'a': 1} == {'a': 1u}", "true");
+    ok("{'a': 1} == {'b': 1}", "false");
+    ok("[1] != [1, 2]", "true");
+    ok("0.0/0.0 == 0.0/0.0", "false");
+    fails("1 < 'a'", "no such overload");
+}
+
+#[test]
+fn logic_absorbs_errors_commutatively() {
+    ok("false && 1/0 == 1", "false");
+    ok("1/0 == 1 && false", "false");
+    ok("true || 1/0 == 1", "true");
+    ok("1/0 == 1 || true", "true");
+    fails("1/0 == 1 && true", "division by zero");
+    fails("true && 1", "no such overload");
+    ok("true ? 1 : 1/0", "1");
+    ok("!true", "false");
+    fails("1 ? 2 : 3", "no such overload");
+}
+
+#[test]
+fn lists_maps_in_index() {
+    ok("2 in [1, 2, 3]", "true");
+    ok("2.0 in [1, 2, 3]", "true");
+    ok("'a' in {'a': 1}", "true");
+    ok("'b' in {'a': 1}", "false");
+    ok("[1, 2, 3][1]", "2");
+    ok("{'a': {'b': 5}}.a.b", "5");
+    ok("{'a': 1}['a']", "1");
+    fails("{'a': 1}.b", "no such key: b");
+    fails("[1][3]", "index out of range");
+    fails("{'a': 1, 'a': 2}", "repeated key");
+    ok("has({'a': 1}.a)", "true");
+    ok("has({'a': 1}.b)", "false");
+    ok("size([1, 2]) + size({'a': 1}) + 'héllo'.size()", "8");
+    ok("size(b'\\xff\\x00')", "2");
+}
+
+#[test]
+fn macros() {
+    ok("[1, 2, 3].all(x, x > 0)", "true");
+    ok("[1, 2, 3].exists(x, x > 2)", "true");
+    ok("[1, 2, 3].exists_one(x, x > 1)", "false");
+    ok("[1, 2, 3].map(x, x * 2)", "[2, 4, 6]");
+    ok("[1, 2, 3].map(x, x > 1, x * 10)", "[20, 30]");
+    ok("[1, 2, 3].filter(x, x % 2 == 1)", "[1, 3]");
+    ok("{'a': 1, 'b': 2}.all(k, k in ['a', 'b'])", "true");
+    // An error is absorbed when another element decides, kept when none does.
+    ok("[0, 1].exists(x, 1 / x == 1)", "true");
+    ok("[0, 1].all(x, 1 / x > 5)", "false");
+    fails("[0, 1].all(x, 1 / x > 0)", "division by zero");
+    fails("[1].all(x, x)", "no such overload");
+    assert!(Program::compile("[1].all(1, true)").is_err());
+}
+
+#[test]
+fn conversions() {
+    ok("int('42')", "42");
+    ok("int(3.9)", "3");
+    ok("int(-3.9)", "-3");
+    ok("uint(5)", "5");
+    ok("double(2)", "2");
+    ok("string(1.5)", "1.5");
+    ok("string(1e6)", "1e+06");
+    ok("string(123456.0)", "123456");
+    ok("string(0.0001)", "0.0001");
+    ok("string(0.00001)", "1e-05");
+    ok("string(true)", "true");
+    ok("string(b'hi')", "hi");
+    ok("bool('true') && !bool('f')", "true");
+    ok("bytes('a') == b'a'", "true");
+    ok("type(1) == int", "true");
+    ok("type('a') == string", "true");
+    ok(
+        "type([]) == list && type({}) == map && type(null) == null_type",
+        "true",
+    );
+    ok("type(type(1)) == type", "true");
+    ok("dyn(1) == 1", "true");
+    fails("int('x')", "cannot convert");
+    fails("int(9.3e18)", "overflow");
+    fails("uint(-1)", "overflow");
+    fails("bool('yes')", "bool");
+}
+
+#[test]
+fn time() {
+    ok("duration('1h30m')", "5400s");
+    ok("duration('1.5s')", "1.5s");
+    ok("duration('300ms') < duration('1s')", "true");
+    ok(
+        "timestamp('2023-01-01T00:00:00Z') + duration('24h')",
+        "2023-01-02T00:00:00Z",
+    );
+    ok(
+        "timestamp('2023-01-01T01:00:00+01:00') == timestamp('2023-01-01T00:00:00Z')",
+        "true",
+    );
+    ok(
+        "timestamp('2023-03-01T00:00:00Z') - timestamp('2023-02-01T00:00:00Z')",
+        "2419200s",
+    );
+    ok("timestamp('2024-02-29T10:20:30Z').getFullYear()", "2024");
+    ok("timestamp('2024-02-29T10:20:30Z').getMonth()", "1");
+    ok("timestamp('2024-02-29T10:20:30Z').getDayOfYear()", "59");
+    ok("timestamp('1970-01-01T00:00:00Z').getDayOfWeek()", "4");
+    ok("int(timestamp('1970-01-01T00:01:00Z'))", "60");
+    fails("duration('1x')", "invalid duration");
+    fails("timestamp('2023-02-30T00:00:00Z')", "invalid timestamp");
+    unsupported("timestamp('2023-01-01T00:00:00Z').getHours('Europe/Paris')");
+}
+
+#[test]
+fn strings() {
+    ok(
+        "'hello'.contains('ell') && 'hello'.startsWith('he') && 'hello'.endsWith('lo')",
+        "true",
+    );
+    ok("'abc123'.matches('^[a-z]+[0-9]+$')", "true");
+    ok("matches('xyz', 'y')", "true");
+    fails("'a'.matches('(')", "invalid regular expression");
+    ok("'hello'.charAt(1)", "e");
+    ok("'hello'.charAt(5)", "");
+    fails("'hello'.charAt(6)", "index out of range");
+    ok("'hello mellow'.indexOf('ello')", "1");
+    ok("'hello mellow'.indexOf('ello', 2)", "7");
+    ok("'hello mellow'.indexOf('')", "0");
+    ok("'hello mellow'.lastIndexOf('ello')", "7");
+    ok("'hello mellow'.lastIndexOf('ello', 6)", "1");
+    ok("'hello mellow'.lastIndexOf('')", "12");
+    ok("'héllo'.indexOf('l')", "2");
+    ok(
+        "'TacoCat'.lowerAscii() + 'TacoCÆt'.upperAscii()",
+        "tacocatTACOCÆT",
+    );
+    ok("'hello hello'.replace('he', 'we')", "wello wello");
+    ok("'hello hello'.replace('he', 'we', 1)", "wello hello");
+    ok("'hello hello'.split(' ')", r#"["hello", "hello"]"#);
+    ok("'a,b,c'.split(',', 2)", r#"["a", "b,c"]"#);
+    ok("'a,b'.split(',', 0)", "[]");
+    ok("'abc'.split('')", r#"["a", "b", "c"]"#);
+    ok("'tacocat'.substring(4)", "cat");
+    ok("'tacocat'.substring(0, 4)", "taco");
+    fails("'tacocat'.substring(4, 2)", "invalid substring range");
+    fails("'tacocat'.substring(40)", "index out of range");
+    ok("'  \\ttrim\\n '.trim()", "trim");
+    ok("['a', 'b'].join()", "ab");
+    ok("['a', 'b'].join('-')", "a-b");
+    ok("'abc 123'.find('[0-9]+')", "123");
+    ok("'abc'.find('[0-9]+')", "");
+    ok("'123 abc 456'.findAll('[0-9]+')", r#"["123", "456"]"#);
+    ok("'123 abc 456'.findAll('[0-9]+', 1)", r#"["123"]"#);
+    unsupported("'%s'.format(['a'])");
+}
+
+#[test]
+fn lists_and_sets() {
+    ok("[1, 2, 3].isSorted()", "true");
+    ok("['b', 'a'].isSorted()", "false");
+    ok("[1, 2, 3].sum()", "6");
+    ok("[1.5, 2.5].sum()", "4");
+    ok("[].sum()", "0");
+    ok("[3, 1, 2].min()", "1");
+    ok("[3, 1, 2].max()", "3");
+    fails("[].min()", "min called on empty list");
+    ok("[1, 2, 2, 3].indexOf(2)", "1");
+    ok("[1, 2, 2, 3].lastIndexOf(2)", "2");
+    ok("[1, 2].indexOf(9)", "-1");
+    ok("sets.contains([1, 2, 3], [1, 2])", "true");
+    ok("sets.contains([1, 2], [1, 4])", "false");
+    ok("sets.contains([1], [1.0])", "true");
+    ok("sets.equivalent([1, 2], [2, 1, 1])", "true");
+    ok("sets.intersects([1, 2], [3, 2])", "true");
+    ok("sets.intersects([1], [])", "false");
+}
+
+#[test]
+fn urls() {
+    ok(
+        "url('https://example.com:80/path?query=val#fragment').getScheme()",
+        "https",
+    );
+    ok("url('https://example.com:80/').getHost()", "example.com:80");
+    ok(
+        "url('https://example.com:80/').getHostname()",
+        "example.com",
+    );
+    ok("url('https://[::1]:80/').getHostname()", "::1");
+    ok("url('https://[::1]:80/').getPort()", "80");
+    ok("url('https://example.com/').getPort()", "");
+    ok(
+        "url('https://example.com/path with spaces/').getEscapedPath()",
+        "/path%20with%20spaces/",
+    );
+    ok("url('https://example.com/path').getEscapedPath()", "/path");
+    ok(
+        "url('https://example.com/?k=a&k=b&x=1').getQuery()",
+        r#"{"k": ["a", "b"], "x": ["1"]}"#,
+    );
+    ok("url('/absolute-path').getScheme()", "");
+    ok(
+        "url('https://example.com/p?q=1#frag').getQuery()",
+        r#"{"q": ["1"]}"#,
+    );
+    ok("url('https://example.com/p#frag').getEscapedPath()", "/p");
+    ok("isURL('https://user:pass@example.com:80/path')", "true");
+    ok("isURL('../relative-path')", "false");
+    ok("isURL('https://a b.com/')", "false");
+    fails("url('../relative-path')", "URL parse error");
+}
+
+#[test]
+fn ips_and_cidrs() {
+    ok("isIP('127.0.0.1') && isIP('::1')", "true");
+    ok("isIP('127.0.0.256')", "false");
+    ok("isIP('::ffff:127.0.0.1')", "false");
+    ok("isIP('fe80::1%eth0')", "false");
+    ok("ip('127.0.0.1').family()", "4");
+    ok("ip('::1').family()", "6");
+    ok("ip('127.0.0.1').isLoopback()", "true");
+    ok("ip('0.0.0.0').isUnspecified()", "true");
+    ok("ip('169.254.1.1').isLinkLocalUnicast()", "true");
+    ok("ip('224.0.0.1').isLinkLocalMulticast()", "true");
+    ok("ip('8.8.8.8').isGlobalUnicast()", "true");
+    ok("ip('127.0.0.1') == ip('127.0.0.1')", "true");
+    ok("string(ip('127.0.0.1'))", "127.0.0.1");
+    ok(
+        "cidr('192.168.0.0/16').containsIP(ip('192.168.1.1'))",
+        "true",
+    );
+    ok("cidr('192.168.0.0/16').containsIP('10.0.0.1')", "false");
+    ok(
+        "cidr('192.168.0.0/16').containsCIDR('192.168.1.0/24')",
+        "true",
+    );
+    ok(
+        "cidr('192.168.1.0/24').containsCIDR('192.168.0.0/16')",
+        "false",
+    );
+    ok("cidr('192.168.1.5/24').masked()", "192.168.1.0/24");
+    ok("cidr('192.168.1.5/24').ip()", "192.168.1.5");
+    ok("cidr('::1/128').prefixLength()", "128");
+    ok("isCIDR('10.0.0.0/33')", "false");
+    fails("ip('x')", "parse error");
+}
+
+#[test]
+fn quantities() {
+    ok("quantity('1Gi').isGreaterThan(quantity('1G'))", "true");
+    ok("quantity('500m').isLessThan(quantity('1'))", "true");
+    ok("quantity('1k').compareTo(quantity('1000'))", "0");
+    ok("quantity('1Ki').asInteger()", "1024");
+    ok("quantity('50k').asApproximateFloat()", "50000");
+    ok("quantity('1.5').isInteger()", "false");
+    fails("quantity('1.5').asInteger()", "cannot convert");
+    ok(
+        "quantity('200M').add(quantity('50M')) == quantity('250M')",
+        "true",
+    );
+    ok("quantity('50k').sub(20000) == quantity('30k')", "true");
+    ok("quantity('-5').sign()", "-1");
+    ok("isQuantity('20Mi') && !isQuantity('20Mb')", "true");
+    fails("quantity('abc')", "quantities must match");
+    fails("quantity('1').isLessThan(2)", "no such overload");
+    unsupported("quantity('1').mul(2)");
+}
+
+#[test]
+fn unsupported_is_never_a_guess() {
+    unsupported("nosuchfunction(1)");
+    unsupported("{'a': 1}?.a");
+    unsupported("[1][?0]");
+    unsupported("authorizer.group('apps')");
+    unsupported(
+        "authorizer.group('apps').resource('deployments').namespace('a').check('scale').allowed()",
+    );
+    ok("{'namespace': 1}.namespace", "1");
+    unsupported("'a'.reverse()");
+}
+
+#[test]
+fn parse_errors_are_clean() {
+    for bad in [
+        "", "1 +", "(1", "'abc", "a.", "1 ? 2", "for", "{1: 2", "a.b(", "\u{0}", "1 2",
+    ] {
+        assert!(Program::compile(bad).is_err(), "{bad:?}");
+    }
+    let e = Program::compile("1 + $").err();
+    assert_eq!(e.map(|e| (e.start, e.end)), Some((4, 5)));
+}
+
+#[test]
+fn deep_nesting_is_refused_quickly() {
+    let n = 100_000;
+    let cases = [
+        format!("{}1{}", "(".repeat(n / 2), ")".repeat(n / 2)),
+        "(".repeat(n),
+        format!("a{}", ".b".repeat(n / 2)),
+        format!("1{}", "+1".repeat(n / 2)),
+        format!("{}1", "-".repeat(n)),
+        format!("{}1", "!".repeat(n)),
+        format!("{}1{}", "[".repeat(n / 2), "]".repeat(n / 2)),
+        format!("{}x{}", "f(".repeat(n / 2), ")".repeat(n / 2)),
+        format!("{}1", "true ? 1 : ".repeat(n / 11)),
+        format!("a{}", "[0]".repeat(n / 3)),
+        format!("x{}", ".f()".repeat(n / 4)),
+        format!("{}1", "{1:".repeat(n / 3)),
+    ];
+    for c in cases {
+        let e = Program::compile(&c).err();
+        assert!(
+            e.is_some_and(|e| e.message.contains("nested")),
+            "{}",
+            &c[..20]
+        );
+    }
+    // A long flat expression is fine: a list is one level.
+    let flat = format!("[{}]", vec!["1"; 20_000].join(","));
+    assert!(Program::compile(&flat).is_ok());
+}
+
+#[test]
+fn budget_stops_hostile_expressions() {
+    let list = format!(
+        "[{}]",
+        (0..100)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let nested = format!("{list}.all(x, {list}.all(y, {list}.all(z, true)))");
+    let p = Program::compile(&nested).unwrap();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget).err(),
+        Some(EvalError::Budget)
+    );
+    // Growth by concatenation in a comprehension.
+    let grow =
+        format!("{list}.map(x, {list}.map(y, 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' + 'a'))");
+    let p = Program::compile(&grow).unwrap();
+    let mut budget = Budget::new(10_000);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget).err(),
+        Some(EvalError::Budget)
+    );
+    // A budget error is never absorbed by `||`.
+    let p = Program::compile(&format!("true || {nested}")).unwrap();
+    assert!(p.eval(&Bindings::new(), &mut Budget::new(100)).is_ok());
+    let p = Program::compile(&format!("{nested} || true")).unwrap();
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut Budget::new(1000)).err(),
+        Some(EvalError::Budget)
+    );
+}
+
+const DEPLOY: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app: web
+    tier: "1"
+  annotations: ~
+spec:
+  replicas: 7
+  paused: yes
+  ratio: 1.0
+  mode: "0755"
+  perm: 0755
+  template:
+    spec:
+      containers:
+        - name: a
+          image: nginx:1.25
+        - name: b
+          image: busybox
+"#;
+
+#[test]
+fn yaml_nodes_are_read_lazily_and_keep_their_span() {
+    let parsed = parse(0, DEPLOY, ParseLimits::default());
+    let root = &parsed.documents[0].root;
+    let mut b = Bindings::new();
+    b.node("object", root);
+    let eval = |src: &str| {
+        let p = Program::compile(src).unwrap();
+        p.eval(&b, &mut Budget::new(DEFAULT_BUDGET))
+    };
+    let v = eval("object.spec.replicas").unwrap();
+    let span = v.span().unwrap();
+    assert_eq!(&DEPLOY[span.range()], "7");
+    assert_eq!(v.type_name(), "int");
+    assert_eq!(
+        eval("object.spec.replicas <= 5").unwrap().as_bool(),
+        Some(false)
+    );
+    assert_eq!(eval("object.metadata.labels.tier").unwrap().to_text(), "1");
+    assert_eq!(
+        eval("object.metadata.labels.tier == '1'")
+            .unwrap()
+            .as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        eval("object.metadata.labels.tier == 1").unwrap().as_bool(),
+        Some(false)
+    );
+    assert_eq!(eval("object.spec.paused").unwrap().as_bool(), Some(true));
+    assert_eq!(
+        eval("type(object.spec.ratio) == int").unwrap().as_bool(),
+        Some(true)
+    );
+    assert_eq!(eval("object.spec.mode").unwrap().to_text(), "0755");
+    assert_eq!(eval("object.spec.perm").unwrap().to_text(), "493");
+    assert_eq!(
+        eval("has(object.metadata.annotations)").unwrap().as_bool(),
+        Some(false)
+    );
+    assert_eq!(
+        eval("has(object.metadata.labels)").unwrap().as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        eval("object.metadata.annotations").err(),
+        Some(EvalError::Error("no such key: annotations".into()))
+    );
+    assert_eq!(
+        eval("object.spec.template.spec.containers.all(c, c.image.contains(':'))")
+            .unwrap()
+            .as_bool(),
+        Some(false)
+    );
+    assert_eq!(
+        eval("object.spec.template.spec.containers.map(c, c.name)")
+            .unwrap()
+            .to_text(),
+        r#"["a", "b"]"#
+    );
+    let img = eval("object.spec.template.spec.containers[1].image").unwrap();
+    assert_eq!(&DEPLOY[img.span().unwrap().range()], "busybox");
+    assert_eq!(
+        eval("'app' in object.metadata.labels").unwrap().as_bool(),
+        Some(true)
+    );
+    assert_eq!(eval("size(object.metadata.labels)").unwrap().to_text(), "2");
+    assert_eq!(
+        eval("object.metadata.labels").unwrap().to_text(),
+        r#"{"app": "web", "tier": "1"}"#
+    );
+    assert_eq!(
+        eval("object.metadata.labels == {'app': 'web', 'tier': '1'}")
+            .unwrap()
+            .as_bool(),
+        Some(true)
+    );
+    assert_eq!(
+        eval("object.kind.lowerAscii()").unwrap().to_text(),
+        "deployment"
+    );
+    assert_eq!(
+        eval("undeclared.x").err(),
+        Some(EvalError::Error(
+            "undeclared reference to 'undeclared'".into()
+        ))
+    );
+}
+
+#[test]
+fn no_panic_on_odd_input() {
+    let odd = [
+        "'\\u{110000}'",
+        "'\\uD800'",
+        "'\\x'",
+        "b'\\377' + b'\\400'",
+        "1e400",
+        "1e",
+        ".5",
+        "0x",
+        "18446744073709551616u",
+        "9223372036854775808",
+        "-9223372036854775809",
+        "'é'.charAt(-1)",
+        "'é'.substring(1, 1)",
+        "'é'.lastIndexOf('', 1)",
+        "[].join()",
+        "{}.a",
+        "null.a",
+        "1.a",
+        "[1][-1]",
+        "[1][1.5]",
+        "{1: 2}[1.0]",
+        "{1.0: 2}",
+        "'a'.split('', -1)",
+        "quantity('1e9999')",
+        "quantity('99999999999999999999999')",
+        "quantity('1E').add(quantity('1E').sub(quantity('1n')))",
+        "cidr('::/0').masked()",
+        "cidr('0.0.0.0/0').containsIP('::1')",
+        "url('http://[::1/')",
+        "url('a:')",
+        "duration('9999999999h')",
+        "timestamp(253402300800)",
+        "int(1e300)",
+        "[1,2].sum() + [].max()",
+        "'a' in 'abc'",
+        "has(a)",
+        "a?.b",
+        "\u{feff}1",
+    ];
+    for src in odd {
+        let _ = run(src);
+    }
+}
+
+/// The deepest expressions accepted parse and evaluate on a 1 MiB stack, in a debug build.
+#[test]
+fn deepest_accepted_expressions_fit_a_small_stack() {
+    let n = 62;
+    let cases = [
+        format!("{}1{}", "(".repeat(n), "+1)".repeat(n)),
+        format!("{}1{}", "[".repeat(n), "]".repeat(n)),
+        format!(
+            "{}1{} == {}1{}",
+            "[".repeat(n / 2 - 1),
+            "]".repeat(n / 2 - 1),
+            "[".repeat(n / 2 - 1),
+            "]".repeat(n / 2 - 1)
+        ),
+        format!("{}true{}", "[1].all(x, ".repeat(n / 2), ")".repeat(n / 2)),
+        format!("{}1{}", "-".repeat(n), ""),
+        format!("{}1{}", "{1:".repeat(n), "}".repeat(n)),
+        format!(
+            "{}'a'{}",
+            "(".repeat(n / 2),
+            ".size() > 0 ? 'b' : 'c')".repeat(n / 2)
+        ),
+    ];
+    for src in cases {
+        let r = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(move || {
+                let p = Program::compile(&src).map_err(|e| e.message)?;
+                p.eval(&Bindings::new(), &mut Budget::new(DEFAULT_BUDGET))
+                    .map(|v| v.to_text().len())
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap()
+            .join();
+        assert!(matches!(r, Ok(Ok(_)) | Ok(Err(_))), "stack");
+    }
+}
+
+/// Token soup from a fixed-seed generator: whatever compiles evaluates without a panic, and
+/// within its budget.
+#[test]
+fn random_token_soup_never_panics() {
+    const TOKENS: &[&str] = &[
+        "1",
+        "2u",
+        "1.5",
+        "-",
+        "+",
+        "*",
+        "/",
+        "%",
+        "==",
+        "<",
+        "&&",
+        "||",
+        "!",
+        "?",
+        ":",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        ".",
+        "'a'",
+        "b'x'",
+        "null",
+        "true",
+        "x",
+        "object",
+        "spec",
+        "replicas",
+        "size",
+        "all",
+        "map",
+        "filter",
+        "exists_one",
+        "in",
+        "has",
+        "int",
+        "string",
+        "matches",
+        "'[a-z]+'",
+        "split",
+        "sets.contains",
+        "quantity",
+        "'1Gi'",
+        "url",
+        "ip",
+        "cidr",
+        "duration",
+        "'1h'",
+        "timestamp",
+        "substring",
+        "join",
+    ];
+    let yaml = "spec:\n  replicas: 3\n  items: [1, 2, 3]\n";
+    let parsed = parse(0, yaml, ParseLimits::default());
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) as usize
+    };
+    for _ in 0..20_000 {
+        let n = 1 + next() % 14;
+        let src: Vec<&str> = (0..n).map(|_| TOKENS[next() % TOKENS.len()]).collect();
+        let src = src.join(" ");
+        if let Ok(p) = Program::compile(&src) {
+            let mut budget = Budget::new(10_000);
+            if let Ok(v) = p.eval(&b, &mut budget) {
+                let _ = (v.to_text(), v.type_name(), v.span());
+            }
+        }
+    }
+}
+
+#[test]
+fn regex_compilation_is_costly_and_bounded() {
+    // A pattern past the size limit is an error, not a long compilation.
+    fails(
+        "'a'.matches('(a{1000}){1000}')",
+        "invalid regular expression",
+    );
+    // Patterns that differ on every step cannot be compiled thousands of times cheaply.
+    let src = format!(
+        "[{}].all(i, 'x'.matches('x{{' + string(i) + '}}') || true)",
+        (0..1000)
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let p = Program::compile(&src).unwrap();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget).err(),
+        Some(EvalError::Budget)
+    );
+}
