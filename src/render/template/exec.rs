@@ -899,7 +899,7 @@ impl<'a, 'b> Exec<'a, 'b> {
         match term {
             Term::Dot => Ok(dot.clone()),
             Term::Nil => Ok(Val::new(Value::Null)),
-            Term::Const(value) => Ok(Val::Own(Rc::clone(value))),
+            Term::Const(value) => Ok(Val::Lit(std::sync::Arc::clone(value))),
             Term::Field(names) => self
                 .fields(dot, dot.clone(), names, &[], None, span)
                 .map_err(|f| f.placed(at)),
@@ -1213,7 +1213,7 @@ impl<'a, 'b> Exec<'a, 'b> {
                     ),
                     None => return Ok(()),
                 },
-                Val::Own(_) | Val::Part(..) => {
+                Val::Own(_) | Val::Part(..) | Val::Lit(_) => {
                     (None, child(self.budget, &parent, &Key::Field(name))?)
                 }
                 Val::Missing => return Ok(()),

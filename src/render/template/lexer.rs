@@ -125,7 +125,7 @@ impl<'s> Lexer<'s> {
 
     fn run(&mut self) -> Result<(), TemplateError> {
         loop {
-            let Some(offset) = self.rest().find("{{") else {
+            let Some(offset) = memchr::memmem::find(self.rest().as_bytes(), b"{{") else {
                 self.text(self.src.len(), false);
                 self.push(Tok::Eof, self.src.len(), self.src.len());
                 return Ok(());
@@ -257,8 +257,21 @@ impl<'s> Lexer<'s> {
     }
 
     fn scan_alnum(&self, from: usize) -> usize {
-        let tail = self.src.get(from..).unwrap_or("");
-        from + tail.find(|c: char| !is_alnum(c)).unwrap_or(tail.len())
+        // Names are ASCII but for the odd one: bytes first, characters from the first
+        // non-ASCII byte on.
+        let bytes = self.src.as_bytes();
+        let mut i = from;
+        while let Some(&b) = bytes.get(i) {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                i += 1;
+            } else if b.is_ascii() {
+                return i;
+            } else {
+                let tail = self.src.get(i..).unwrap_or("");
+                return i + tail.find(|c: char| !is_alnum(c)).unwrap_or(tail.len());
+            }
+        }
+        i
     }
 
     /// Words must end where an operator, space or delimiter begins (`.a-b` is an error in Go).

@@ -8,7 +8,7 @@ use super::set::Dialect;
 use super::{ErrorKind, TemplateError, MAX_DEPTH, MAX_VARIABLES};
 use serde_json::Value;
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 pub(super) type Span = (usize, usize);
 
@@ -84,7 +84,7 @@ pub(super) enum Term {
     Dot,
     Nil,
     /// Literals are shared, so evaluating one in a loop copies nothing.
-    Const(Rc<Value>),
+    Const(Arc<Value>),
     Field(Vec<String>),
     Var(String, Vec<String>),
     Func(String),
@@ -679,12 +679,12 @@ impl<'s> Parser<'s> {
     fn term(&mut self) -> Result<Option<Term>, TemplateError> {
         let tok = self.next_non_space();
         let term = match tok.tok {
-            Tok::Ident(name) if is_keyword(&name) => {
+            Tok::Ident(name) if is_keyword(name) => {
                 self.backup();
                 return Ok(None);
             }
             Tok::Ident(name) => {
-                if !known_in(self.dialect, &name) {
+                if !known_in(self.dialect, name) {
                     return Err(self.error_at(tok.start, format!("function {name:?} not defined")));
                 }
                 Term::Func(name.to_string())
@@ -698,9 +698,9 @@ impl<'s> Parser<'s> {
                 Term::Var(name.to_string(), Vec::new())
             }
             Tok::Field(name) => Term::Field(vec![name.to_string()]),
-            Tok::Bool(b) => Term::Const(Rc::new(Value::Bool(b))),
-            Tok::Number(n) => Term::Const(Rc::new(n.to_value())),
-            Tok::Str(s) => Term::Const(Rc::new(Value::String(s.into_owned()))),
+            Tok::Bool(b) => Term::Const(Arc::new(Value::Bool(b))),
+            Tok::Number(n) => Term::Const(Arc::new(n.to_value())),
+            Tok::Str(s) => Term::Const(Arc::new(Value::String(s.into_owned()))),
             Tok::LParen => return self.parenthesized().map(Some),
             _ => {
                 self.backup();

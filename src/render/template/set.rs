@@ -3,7 +3,7 @@
 //! builds one for a chart and its subcharts.
 
 use super::exec::{Exec, MissingKey, Piece};
-use super::parser::{is_empty_tree, Node, Parser};
+use super::parser::{is_empty_tree, Node, Parsed, Parser};
 use super::value::Budget;
 use super::{ErrorKind, TemplateError, Work};
 use serde_json::{Map, Value};
@@ -81,16 +81,10 @@ pub(super) fn associate(defs: &mut Defs, tmpl: Tmpl) {
     defs.insert(tmpl.name.clone(), Rc::new(tmpl));
 }
 
-/// Parses `text` as the file `name` into `defs`: its `define`s first, then its own tree,
-/// which a `define` of the file's own name does not survive (Go would refuse both if
-/// non-empty: `multiple definition of template`).
-pub(super) fn parse_into(
-    defs: &mut Defs,
-    dialect: Dialect,
-    name: &str,
-    text: &str,
-) -> Result<(), TemplateError> {
-    let parsed = Parser::parse_in(text, dialect, true).map_err(|e| named_parse_error(e, name))?;
+/// A file's parsed tree joins `defs`: its `define`s first, then its own tree, which a `define`
+/// of the file's own name does not survive (Go would refuse both if non-empty: `multiple
+/// definition of template`).
+fn join(defs: &mut Defs, name: &str, text: &str, parsed: Parsed) -> Result<(), TemplateError> {
     if parsed
         .defines
         .iter()
@@ -114,6 +108,9 @@ pub(super) fn parse_into(
     associate(defs, tmpl(name.to_string(), parsed.root));
     Ok(())
 }
+
+/// A file parsed by [`TemplateSet::parse`].
+pub struct ParsedFile(Result<Parsed, TemplateError>);
 
 /// Parse errors name the file, as Go's `template: NAME:LINE: msg` does.
 pub(super) fn named_parse_error(mut e: TemplateError, name: &str) -> TemplateError {
@@ -196,6 +193,24 @@ impl TemplateSet {
     /// (an empty body never replaces a non-empty one), as Go's `AddParseTree` does. For Helm,
     /// add files in [`helm_parse_order`]. Parse errors read `template: NAME:LINE: msg`.
     pub fn add(&mut self, name: &str, text: &str, work: &mut Work) -> Result<(), TemplateError> {
+        let file = TemplateSet::parse(self.dialect, text);
+        self.add_parsed(name, text, file, work)
+    }
+
+    /// Parses one file's text for [`TemplateSet::add_parsed`], on any thread: a chart's
+    /// files are parsed side by side and join the set in order.
+    pub fn parse(dialect: Dialect, text: &str) -> ParsedFile {
+        ParsedFile(Parser::parse_in(text, dialect, true))
+    }
+
+    /// [`TemplateSet::add`] of a file parsed already from `text`.
+    pub fn add_parsed(
+        &mut self,
+        name: &str,
+        text: &str,
+        file: ParsedFile,
+        work: &mut Work,
+    ) -> Result<(), TemplateError> {
         if let Some(why) = work.exhausted() {
             let msg = "template: evaluation stopped: the budget is spent";
             return Err(TemplateError::of_kind(msg, ErrorKind::Budget(why)));
@@ -207,7 +222,8 @@ impl TemplateSet {
             let kind = work.exhausted().map_or(ErrorKind::Limit, ErrorKind::Budget);
             return Err(TemplateError::of_kind(format!("template: {msg}"), kind));
         }
-        parse_into(Rc::make_mut(&mut self.defs), self.dialect, name, text)
+        let parsed = file.0.map_err(|e| named_parse_error(e, name))?;
+        join(Rc::make_mut(&mut self.defs), name, text, parsed)
     }
 
     /// Whether a file or `define` of this name is in the set.

@@ -15,6 +15,9 @@ pub(super) enum Val<'a> {
     /// A member of a value a template built, found by its path from that value. Go shares a
     /// map's members; reading `.context.Values` out of `dict "context" $` copies nothing.
     Part(Rc<Value>, Rc<[PathKey]>),
+    /// A literal of the template text, shared with the parsed tree (which files are parsed
+    /// into on several threads).
+    Lit(std::sync::Arc<Value>),
 }
 
 /// One step of a [`Val::Part`] path.
@@ -70,6 +73,7 @@ impl<'a> Val<'a> {
             Val::Missing => None,
             Val::Ref(v) => Some(v),
             Val::Own(v) => Some(v),
+            Val::Lit(v) => Some(v),
             Val::Part(root, path) => path
                 .iter()
                 .try_fold(&**root, |v, step| lookup(v, &step.key())),
@@ -247,6 +251,7 @@ pub(super) fn child<'a>(
         Val::Missing => Ok(None),
         Val::Ref(v) => Ok(lookup(v, key).map(|c| shared::current(c).unwrap_or(Val::Ref(c)))),
         Val::Own(v) => Ok(lookup(v, key).map(|_| part(v, &[], key))),
+        Val::Lit(v) => Ok(lookup(v, key).map(|c| Val::new(c.clone()))),
         Val::Part(root, path) => {
             let found = parent.value().and_then(|v| lookup(v, key)).is_some();
             budget.charge_bytes(NODE_WEIGHT * path.len())?;
