@@ -1106,7 +1106,7 @@ impl<'a, 'b> Exec<'a, 'b> {
             return self.and_or(dot, name == "or", params, fin).at(span);
         }
         let helm = is_helm_func(self.dialect, name);
-        if UNSUPPORTED.contains(&name) && !helm || helm && HELM_UNSUPPORTED.contains(&name) {
+        if UNSUPPORTED.contains(name) && !helm || helm && HELM_UNSUPPORTED.contains(&name) {
             return Err(Fail::unsupported(
                 format!("function {name:?} is not supported offline"),
                 span,
@@ -1149,7 +1149,7 @@ impl<'a, 'b> Exec<'a, 'b> {
             let msg = format!("error calling {name}: {msg}");
             // Only names the dialect defines get this far: one not implemented is this
             // engine's gap.
-            if IMPLEMENTED.contains(&name) || helm {
+            if IMPLEMENTED.contains(name) || helm {
                 Fail::from(msg).at_span(span)
             } else {
                 Fail::unsupported(msg, span)
