@@ -35,12 +35,33 @@ pub fn gobwas(pattern: &str, text: &str, separator: Option<char>) -> bool {
 /// and name and the git directory generator for paths: `*`
 /// and `?` stop at `/`, classes negate with `^`; a malformed pattern matches nothing.
 pub fn path(pattern: &str, text: &str) -> bool {
-    if let Some(answer) = plain_match(pattern, text, Some('/')) {
-        return answer;
+    PathPattern::new(pattern).matches(text)
+}
+
+/// A [`path`] pattern compiled once, for lists checked against many paths (`.helmignore`).
+pub struct PathPattern {
+    pattern: String,
+    /// `None` for a pattern [`plain_match`] answers; an empty list for one that does not
+    /// compile.
+    alternatives: Option<Vec<Vec<Token>>>,
+}
+
+impl PathPattern {
+    pub fn new(pattern: &str) -> PathPattern {
+        let alternatives = plain_match(pattern, "", Some('/'))
+            .is_none()
+            .then(|| parse(pattern, Dialect::Filepath).unwrap_or_default());
+        PathPattern {
+            pattern: pattern.to_string(),
+            alternatives,
+        }
     }
-    match parse(pattern, Dialect::Filepath) {
-        Some(alternatives) => alternatives.iter().any(|t| run(t, text, Some('/'))),
-        None => false,
+
+    pub fn matches(&self, text: &str) -> bool {
+        match &self.alternatives {
+            None => plain_match(&self.pattern, text, Some('/')).unwrap_or(false),
+            Some(alternatives) => alternatives.iter().any(|t| run(t, text, Some('/'))),
+        }
     }
 }
 
@@ -194,9 +215,28 @@ fn parse_class(mut s: &[char], dialect: Dialect) -> Option<(Token, &[char])> {
     }
 }
 
+/// Whether the literals `tokens` starts with are the characters `text` starts with.
+fn literal_ends<'t>(
+    tokens: impl Iterator<Item = &'t Token>,
+    mut text: impl Iterator<Item = &'t char>,
+) -> bool {
+    tokens
+        .map_while(|t| match t {
+            Token::Lit(l) => Some(l),
+            _ => None,
+        })
+        .all(|l| text.next() == Some(l))
+}
+
 /// Whether the tokens match the whole text, by dynamic programming (no backtracking blow-up).
 fn run(tokens: &[Token], text: &str, separator: Option<char>) -> bool {
     let t: Vec<char> = text.chars().collect();
+    // Literals at either end fix the characters there: most paths fail on them, without
+    // the table below (`.helmignore` rules are tried on every file of a chart).
+    if !literal_ends(tokens.iter(), t.iter()) || !literal_ends(tokens.iter().rev(), t.iter().rev())
+    {
+        return false;
+    }
     let is_sep = |c: char| separator == Some(c);
     // ok[j]: tokens[i..] matches t[j..], filled from the last token back.
     let mut ok = vec![false; t.len() + 1];

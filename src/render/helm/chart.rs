@@ -471,7 +471,7 @@ struct Ignore {
 }
 
 struct Rule {
-    pattern: String,
+    pattern: crate::glob::PathPattern,
     negate: bool,
     dir_only: bool,
     whole_path: bool,
@@ -509,7 +509,7 @@ impl Ignore {
         let rule = rule.trim_end_matches('/');
         let whole_path = rule.contains('/');
         self.rules.push(Rule {
-            pattern: rule.trim_start_matches('/').to_string(),
+            pattern: crate::glob::PathPattern::new(rule.trim_start_matches('/')),
             negate,
             dir_only,
             whole_path,
@@ -528,7 +528,7 @@ impl Ignore {
                 if r.dir_only && !is_dir {
                     return true;
                 }
-                if !crate::glob::path(&r.pattern, subject) {
+                if !r.pattern.matches(subject) {
                     return true;
                 }
                 continue;
@@ -536,7 +536,7 @@ impl Ignore {
             if r.dir_only && !is_dir {
                 continue;
             }
-            if crate::glob::path(&r.pattern, subject) {
+            if r.pattern.matches(subject) {
                 return true;
             }
         }
