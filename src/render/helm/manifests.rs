@@ -175,79 +175,107 @@ fn read_head(doc: &str) -> Result<Value, String> {
 }
 
 /// `SortManifests` and the printing of `helm template`: resources in install order, then
-/// hooks (test hooks only without `skip_tests`). `files` are sorted by name.
-pub fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, String> {
-    let mut generic = Vec::new();
-    let mut hooks = Vec::new();
-    for file in files {
-        let (path, disk, content) = (&file.name, &file.path, &file.out);
-        let base = path.rsplit('/').next().unwrap_or(path);
-        if base.starts_with('_') || content.trim().is_empty() {
+/// hooks (test hooks only without `skip_tests`). `files` are sorted by name. Rendering
+/// places each file as it comes ([`place`]) and orders them at the end ([`order`]).
+#[cfg(test)]
+fn sort(files: Vec<Rendered>, skip_tests: bool) -> Result<Vec<Manifest>, String> {
+    order(files.into_iter().map(|f| place(f, skip_tests)))
+}
+
+/// A document of the output with what orders it.
+pub struct Placed {
+    /// For a hook, its weight; `None` for a resource.
+    hook: Option<i64>,
+    rank: usize,
+    manifest: Manifest,
+}
+
+/// The documents of one rendered file, each with its place in the output, or the error
+/// that stops `helm template`. Files are placed independently of each other, so that this
+/// can run beside the rendering of the next ones.
+pub fn place(file: Rendered, skip_tests: bool) -> Result<Vec<Placed>, String> {
+    let (path, disk, content) = (&file.name, &file.path, &file.out);
+    let base = path.rsplit('/').next().unwrap_or(path);
+    let mut out = Vec::new();
+    if base.starts_with('_') || content.trim().is_empty() {
+        return Ok(out);
+    }
+    for (at, doc) in split_at(content) {
+        let traced = rebase(&file.traced, at, doc.len());
+        // `helm template` prints each document with a line break after it: a block
+        // scalar that ends the document keeps its own.
+        let doc = doc.to_string() + "\n";
+        let head = read_head(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
+        let annotations = head
+            .get("metadata")
+            .and_then(|m| m.get("annotations"))
+            .and_then(Value::as_object);
+        let rank = rank(head.get("kind").and_then(Value::as_str).unwrap_or(""));
+        let manifest = |kind| Manifest {
+            source: path.clone(),
+            path: disk.clone(),
+            text: doc,
+            kind,
+            traced,
+        };
+        let Some(hook) = annotations.and_then(|a| a.get("helm.sh/hook")) else {
+            out.push(Placed {
+                hook: None,
+                rank,
+                manifest: manifest(ManifestKind::Resource),
+            });
+            continue;
+        };
+        let events: Vec<String> = hook
+            .as_str()
+            .unwrap_or("")
+            .split(',')
+            .map(|e| e.trim().to_ascii_lowercase())
+            .collect();
+        if !events.iter().all(|e| EVENTS.contains(&e.as_str())) {
             continue;
         }
-        for (at, doc) in split_at(content) {
-            let traced = rebase(&file.traced, at, doc.len());
-            // `helm template` prints each document with a line break after it: a block
-            // scalar that ends the document keeps its own.
-            let doc = doc.to_string() + "\n";
-            let head = read_head(&doc).map_err(|e| format!("YAML parse error on {path}: {e}"))?;
-            let annotations = head
-                .get("metadata")
-                .and_then(|m| m.get("annotations"))
-                .and_then(Value::as_object);
-            let hook = annotations.and_then(|a| a.get("helm.sh/hook"));
-            let Some(hook) = hook else {
-                let kind = head.get("kind").and_then(Value::as_str).unwrap_or("");
-                generic.push((
-                    rank(kind),
-                    Manifest {
-                        source: path.clone(),
-                        path: disk.clone(),
-                        text: doc,
-                        kind: ManifestKind::Resource,
-                        traced,
-                    },
-                ));
-                continue;
-            };
-            let events: Vec<String> = hook
-                .as_str()
-                .unwrap_or("")
-                .split(',')
-                .map(|e| e.trim().to_ascii_lowercase())
-                .collect();
-            if !events.iter().all(|e| EVENTS.contains(&e.as_str())) {
-                continue;
+        let test = events.iter().any(|e| e == "test" || e == "test-success");
+        if skip_tests && test {
+            continue;
+        }
+        let weight = annotations
+            .and_then(|a| a.get("helm.sh/hook-weight"))
+            .and_then(Value::as_str)
+            .and_then(|w| w.parse::<i64>().ok())
+            .unwrap_or(0);
+        out.push(Placed {
+            hook: Some(weight),
+            rank,
+            manifest: manifest(ManifestKind::Hook),
+        });
+    }
+    Ok(out)
+}
+
+/// The output of files placed by [`place`], given in the order of their names: the first
+/// error among them, or the documents in order.
+pub fn order(
+    files: impl IntoIterator<Item = Result<Vec<Placed>, String>>,
+) -> Result<Vec<Manifest>, String> {
+    let mut generic = Vec::new();
+    let mut hooks = Vec::new();
+    for placed in files {
+        for p in placed? {
+            match p.hook {
+                None => generic.push(p),
+                Some(_) => hooks.push(p),
             }
-            let test = events.iter().any(|e| e == "test" || e == "test-success");
-            if skip_tests && test {
-                continue;
-            }
-            let weight = annotations
-                .and_then(|a| a.get("helm.sh/hook-weight"))
-                .and_then(Value::as_str)
-                .and_then(|w| w.parse::<i64>().ok())
-                .unwrap_or(0);
-            let kind = head.get("kind").and_then(Value::as_str).unwrap_or("");
-            hooks.push((
-                weight,
-                rank(kind),
-                Manifest {
-                    source: path.clone(),
-                    path: disk.clone(),
-                    text: doc,
-                    kind: ManifestKind::Hook,
-                    traced,
-                },
-            ));
         }
     }
     // sortManifestsByKind: stable, by the install order of kinds, unknown kinds last.
-    generic.sort_by_key(|(r, _)| *r);
-    hooks.sort_by_key(|(w, r, _)| (*w, *r));
-    let mut generic: Vec<Manifest> = generic.into_iter().map(|(_, m)| m).collect();
-    generic.extend(hooks.into_iter().map(|(_, _, m)| m));
-    Ok(generic)
+    generic.sort_by_key(|p| p.rank);
+    hooks.sort_by_key(|p| (p.hook, p.rank));
+    Ok(generic
+        .into_iter()
+        .chain(hooks)
+        .map(|p| p.manifest)
+        .collect())
 }
 
 /// `InstallOrder` of `pkg/releaseutil/kind_sorter.go`.

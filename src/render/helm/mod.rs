@@ -313,19 +313,12 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
         })
         .collect();
     let mut set = TemplateSet::new(Dialect::Helm);
-    // Parsing is a quarter of rendering a large chart, and each file parses alone.
-    let parsed: Vec<_> = {
-        use rayon::prelude::*;
-        names
-            .par_iter()
-            .map(|(_, _, text)| TemplateSet::parse(Dialect::Helm, text))
-            .collect()
-    };
-    for ((name, _, text), file) in names.iter().zip(parsed) {
-        set.add_parsed(name, text, file, work)
+    // Parsed on this thread: spread over the pool, the trees were slower to build and to
+    // free (each freed on another thread than the one that built it) than parsing gained.
+    for (name, _, text) in &names {
+        set.add(name, text, work)
             .map_err(|e| Failure::from_template(e, &paths))?;
     }
-    let mut rendered: Vec<manifests::Rendered> = Vec::new();
     // Every template of a scope runs on the same data, as in Helm, where they share one
     // `.Values`: a map a template changes (`set .Values.x ...`) is changed for the templates
     // after it (see template::shared). The data stays put meanwhile: `.Template` has its key
@@ -339,65 +332,87 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
     let mut printed_by_scope: Vec<Option<foldhash::HashMap<usize, Vec<String>>>> =
         vec![None; scopes.len()];
     let mut retired: Vec<Value> = Vec::new();
-    let _shared = crate::render::template::SharedMaps::new();
-    for (name, index, _) in &names {
-        if base(name).starts_with('_') {
-            continue;
-        }
-        let (c, full, _) = &charts[*index];
-        let template = json!({"Name": name, "BasePath": format!("{full}/templates")});
-        if let Some(slot) = scopes.get_mut(*index).and_then(|d| d.get_mut("Template")) {
-            retired.push(std::mem::replace(slot, template));
-        }
-        let Some(data) = scopes.get(*index) else {
-            continue;
-        };
-        let (out, pieces) = set
-            .execute_traced(name, data, Some(&host), work)
-            .map_err(|e| Failure::from_template(e, &paths))?;
-        let printed = printed_by_scope[*index].get_or_insert_with(|| {
-            let mut printed = foldhash::HashMap::default();
-            if let Some(v) = data.get("Values") {
-                leaves(v, &mut Vec::new(), &mut printed);
+    let file_of: foldhash::HashMap<&str, &std::path::Path> = paths
+        .iter()
+        .map(|(n, path)| (n.as_str(), path.as_path()))
+        .collect();
+    let placed = std::sync::Mutex::new(Vec::new());
+    // Templates run one after the other (they share the data); the output of each is split
+    // and read beside the next one's run.
+    rayon::in_place_scope(|tasks| -> Result<(), Failure> {
+        // The changes are kept on the thread that runs the templates: this one, which runs
+        // nothing else until the templates are done.
+        let _shared = crate::render::template::SharedMaps::new();
+        for (name, index, _) in &names {
+            if base(name).starts_with('_') {
+                continue;
             }
-            printed
-        });
-        let prefix = &prefixes[*index];
-        let traced = pieces
-            .into_iter()
-            .map(|p| Traced {
-                out: p.out,
-                file: paths
-                    .iter()
-                    .find(|(n, _)| **n == *p.file)
-                    .map(|(_, path)| path.clone())
-                    .unwrap_or_default(),
-                src: p.src,
-                copied: p.copied,
-                top: p.top,
-                value: p.value.and_then(|a| printed.get(&a)).map(|own| ValueAt {
-                    path: prefix.iter().chain(own).cloned().collect(),
-                    chart: c.dir.clone(),
-                    scope: prefix.len(),
-                }),
-            })
-            .collect();
-        let rel = name.get(full.len() + 1..).unwrap_or(name);
-        rendered.push(manifests::Rendered {
-            name: name.clone(),
-            path: c.dir.join(rel),
-            out,
-            traced,
-        });
-    }
-    // install.go renderResources: NOTES.txt is rendered, never printed.
-    rendered.retain(|r| !r.name.ends_with("NOTES.txt"));
-    rendered.sort_by(|a, b| a.name.cmp(&b.name));
+            let (c, full, _) = &charts[*index];
+            let template = json!({"Name": name, "BasePath": format!("{full}/templates")});
+            if let Some(slot) = scopes.get_mut(*index).and_then(|d| d.get_mut("Template")) {
+                retired.push(std::mem::replace(slot, template));
+            }
+            let Some(data) = scopes.get(*index) else {
+                continue;
+            };
+            let (out, pieces) = set
+                .execute_traced(name, data, Some(&host), work)
+                .map_err(|e| Failure::from_template(e, &paths))?;
+            // install.go renderResources: NOTES.txt is rendered, never printed.
+            if name.ends_with("NOTES.txt") {
+                continue;
+            }
+            let printed = printed_by_scope[*index].get_or_insert_with(|| {
+                let mut printed = foldhash::HashMap::default();
+                if let Some(v) = data.get("Values") {
+                    leaves(v, &mut Vec::new(), &mut printed);
+                }
+                printed
+            });
+            let prefix = &prefixes[*index];
+            let traced = pieces
+                .into_iter()
+                .map(|p| Traced {
+                    out: p.out,
+                    file: file_of
+                        .get(&*p.file)
+                        .map(|path| path.to_path_buf())
+                        .unwrap_or_default(),
+                    src: p.src,
+                    copied: p.copied,
+                    top: p.top,
+                    value: p.value.and_then(|a| printed.get(&a)).map(|own| ValueAt {
+                        path: prefix.iter().chain(own).cloned().collect(),
+                        chart: c.dir.clone(),
+                        scope: prefix.len(),
+                    }),
+                })
+                .collect();
+            let rel = name.get(full.len() + 1..).unwrap_or(name);
+            let file = manifests::Rendered {
+                name: name.clone(),
+                path: c.dir.join(rel),
+                out,
+                traced,
+            };
+            let placed = &placed;
+            let skip_tests = opts.skip_tests;
+            tasks.spawn(move |_| {
+                let done = (file.name.clone(), manifests::place(file, skip_tests));
+                if let Ok(mut all) = placed.lock() {
+                    all.push(done);
+                }
+            });
+        }
+        Ok(())
+    })?;
+    let mut placed = placed.into_inner().unwrap_or_else(|e| e.into_inner());
+    placed.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = Vec::new();
     if opts.include_crds {
         out.extend(manifests::crds(&chart));
     }
-    out.extend(manifests::sort(rendered, opts.skip_tests).map_err(Failure::invalid)?);
+    out.extend(manifests::order(placed.into_iter().map(|(_, p)| p)).map_err(Failure::invalid)?);
     Ok(out)
 }
 

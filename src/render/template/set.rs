@@ -197,14 +197,13 @@ impl TemplateSet {
         self.add_parsed(name, text, file, work)
     }
 
-    /// Parses one file's text for [`TemplateSet::add_parsed`], on any thread: a chart's
-    /// files are parsed side by side and join the set in order.
-    pub fn parse(dialect: Dialect, text: &str) -> ParsedFile {
+    /// Parses one file's text for [`TemplateSet::add_parsed`].
+    fn parse(dialect: Dialect, text: &str) -> ParsedFile {
         ParsedFile(Parser::parse_in(text, dialect, true))
     }
 
     /// [`TemplateSet::add`] of a file parsed already from `text`.
-    pub fn add_parsed(
+    fn add_parsed(
         &mut self,
         name: &str,
         text: &str,
