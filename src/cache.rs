@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Bumped whenever what is stored, or how [`Seen`] is computed, changes meaning.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 const MAGIC: &[u8; 8] = b"GLCACHE\0";
 /// Seconds a file must have been left alone before its look is stored.
 pub const SETTLE_SECS: i64 = 2;
@@ -209,7 +209,12 @@ fn put_seen(out: &mut Vec<u8>, seen: &Seen) {
         }
         Seen::Argo(a) => {
             out.push(2);
-            out.push(u8::from(a.objects) | u8::from(a.always) << 1 | u8::from(a.global) << 2);
+            out.push(
+                u8::from(a.objects)
+                    | u8::from(a.always) << 1
+                    | u8::from(a.global) << 2
+                    | u8::from(a.params) << 3,
+            );
             put_u64(out, a.sources.len() as u64);
             for s in &a.sources {
                 put_path(out, &s.dir);
@@ -315,6 +320,7 @@ impl<'a> Reader<'a> {
                     objects: flags & 1 != 0,
                     always: flags & 2 != 0,
                     global: flags & 4 != 0,
+                    params: flags & 8 != 0,
                 })
             }
             _ => return None,
@@ -373,6 +379,7 @@ mod tests {
                     objects: true,
                     always: false,
                     global: true,
+                    params: true,
                 }),
             ),
         ]

@@ -80,6 +80,9 @@ pub struct Argo {
     /// that makes its kind cluster-scoped, an admission policy or binding): a change to it may change a finding on any object
     /// any Application deploys, so all of them are read.
     pub global: bool,
+    /// It holds an admission policy that takes params (`paramKind`): they may be objects of
+    /// any kind in any file, deployed or not, so every file is read whatever changed.
+    pub params: bool,
 }
 
 /// The root `path` lies in: the deepest of `roots`.
@@ -141,6 +144,9 @@ fn argo(root: &Path, docs: &[&Node]) -> Argo {
                 "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding"
             );
         seen.always |= cluster_kind || admission;
+        seen.params |= admission
+            && kind == "ValidatingAdmissionPolicy"
+            && doc.path(&["spec", "paramKind"]).is_some();
         seen.global |= cluster_kind || admission || settings || (argo_api && kind == "AppProject");
         match kind {
             "Application" => add_sources(doc.get("spec"), &mut seen),
@@ -261,10 +267,12 @@ pub fn wanted(files: &[PathBuf], seen: &[Seen], changed: &[PathBuf]) -> Vec<bool
         .iter()
         .zip(&mine)
         .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.objects));
-    if seen
-        .iter()
-        .zip(&mine)
-        .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.global))
+    let params = seen.iter().any(|s| matches!(s, Seen::Argo(a) if a.params));
+    if params
+        || seen
+            .iter()
+            .zip(&mine)
+            .any(|(s, &m)| m && matches!(s, Seen::Argo(a) if a.global))
     {
         return vec![true; files.len()];
     }
