@@ -828,49 +828,101 @@ pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The first variable path the expression reads (`object.spec.replicas`), for pointing.
-pub fn first_path(e: &Expr) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut budget = 1024u32;
-    first_path_in(e, &mut out, &mut budget);
-    out
-}
-
-fn first_path_in(e: &Expr, out: &mut Vec<String>, budget: &mut u32) -> bool {
-    if *budget == 0 {
-        return false;
-    }
-    *budget -= 1;
-    // A chain of selections ending in an identifier.
-    let mut chain = Vec::new();
-    let mut cur = e;
-    loop {
-        match cur {
-            Expr::Select { operand, field, .. } => {
-                chain.push(field.clone());
+/// Calls `visit` with the member names of each use of the variable `root` in `e`, outermost
+/// last (`object.spec.replicas` → `["spec", "replicas"]`), and with `None` for a use that is
+/// not a chain of members (a bare `object`, `object['spec']`) or when the expression is too
+/// large to look through; `visit` returns whether to go on.
+fn uses<'e>(e: &'e Expr, root: &str, mut visit: impl FnMut(Option<Vec<&'e str>>) -> bool) {
+    let mut stack = vec![e];
+    let mut budget = 100_000u32;
+    while let Some(e) = stack.pop() {
+        budget = match budget.checked_sub(1) {
+            Some(b) => b,
+            None => {
+                visit(None);
+                return;
+            }
+        };
+        if let Expr::Select { .. } = e {
+            let mut cur = e;
+            let mut chain = Vec::new();
+            while let Expr::Select { operand, field, .. } = cur {
+                chain.push(field.as_str());
                 cur = operand;
             }
-            Expr::Ident(name) if !chain.is_empty() => {
-                chain.push(name.clone());
-                chain.reverse();
-                *out = chain;
-                return true;
+            match cur {
+                Expr::Ident(name) if name == root => {
+                    chain.reverse();
+                    if !visit(Some(chain)) {
+                        return;
+                    }
+                }
+                other => stack.push(other),
             }
-            _ => break,
+            continue;
+        }
+        match e {
+            Expr::Ident(name) if name == root && !visit(None) => return,
+            Expr::Call { target, args, .. } => {
+                stack.extend(target.iter().map(|t| &**t));
+                stack.extend(args);
+            }
+            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+                stack.extend([&**a, &**b]);
+            }
+            Expr::Cond(a, b, c) => stack.extend([&**a, &**b, &**c]),
+            Expr::Not(a) | Expr::Neg(a) => stack.push(a),
+            Expr::List(items) => stack.extend(items),
+            Expr::Map(entries) => stack.extend(entries.iter().flat_map(|(k, v)| [k, v])),
+            Expr::Comprehension {
+                range,
+                filter,
+                body,
+                ..
+            } => {
+                stack.push(range);
+                stack.extend(filter.iter().map(|f| &**f));
+                stack.push(body);
+            }
+            _ => {}
         }
     }
-    let children: Vec<&Expr> = match e {
-        Expr::Select { operand, .. } => vec![operand],
-        Expr::Call { target, args, .. } => target.iter().map(|t| &**t).chain(args).collect(),
-        Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
-            vec![a, b]
+}
+
+/// The one path under `root` the expression reads, when every use of `root` is that path or
+/// a part of it (`has(object.spec.replicas) && object.spec.replicas <= 5`); `None` when it
+/// reads two different ones, or none.
+pub fn only_path(e: &Expr, root: &str) -> Option<Vec<String>> {
+    let mut longest: Option<Vec<&str>> = None;
+    let mut all: Vec<Vec<&str>> = Vec::new();
+    let mut plain = true;
+    uses(e, root, |chain| match chain {
+        Some(chain) => {
+            if longest.as_ref().is_none_or(|l| chain.len() > l.len()) {
+                longest = Some(chain.clone());
+            }
+            all.push(chain);
+            true
         }
-        Expr::Cond(a, b, c) => vec![a, b, c],
-        Expr::Not(a) | Expr::Neg(a) => vec![a],
-        Expr::List(items) => items.iter().collect(),
-        Expr::Map(entries) => entries.iter().flat_map(|(k, v)| [k, v]).collect(),
-        Expr::Comprehension { range, .. } => vec![range],
-        _ => Vec::new(),
-    };
-    children.into_iter().any(|c| first_path_in(c, out, budget))
+        None => {
+            plain = false;
+            false
+        }
+    });
+    let longest = longest.filter(|_| plain)?;
+    all.iter()
+        .all(|c| longest.starts_with(c))
+        .then(|| longest.iter().map(|f| f.to_string()).collect())
+}
+
+/// Whether `e` reads the variable `root` other than as `root.<field>…` with `field` among
+/// `allowed`: a bare use, an index, a member outside the list, or an expression too large to
+/// look through all count as reading beyond.
+pub fn reads_beyond(e: &Expr, root: &str, allowed: &[&str]) -> bool {
+    let mut beyond = false;
+    uses(e, root, |chain| {
+        beyond = chain.is_none_or(|c| !c.first().is_some_and(|f| allowed.contains(f)));
+        !beyond
+    });
+    beyond
 }

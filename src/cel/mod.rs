@@ -355,11 +355,17 @@ impl Program {
         &self.source
     }
 
-    /// The first input path the expression reads, as variable and field names
-    /// (`object.spec.replicas <= 5` → `["object", "spec", "replicas"]`): where a finding about
-    /// the expression is best pointed at.
-    pub fn first_path(&self) -> Vec<String> {
-        eval::first_path(&self.expr)
+    /// The one path under `root` the expression reads, as member names
+    /// (`object.spec.replicas <= 5` → `["spec", "replicas"]`; see [`eval::only_path`]): where
+    /// a finding about the expression is pointed at.
+    pub fn only_path(&self, root: &str) -> Option<Vec<String>> {
+        eval::only_path(&self.expr, root)
+    }
+
+    /// Whether the expression may read `root` other than through `root.<field>` for a
+    /// `field` of `allowed` (see [`eval::reads_beyond`]).
+    pub fn reads_beyond(&self, root: &str, allowed: &[&str]) -> bool {
+        eval::reads_beyond(&self.expr, root, allowed)
     }
 
     pub fn eval<'a>(

@@ -730,3 +730,54 @@ fn regex_compilation_is_costly_and_bounded() {
         Some(EvalError::Budget)
     );
 }
+
+#[test]
+fn reads_beyond_tells_metadata_reads_from_the_rest() {
+    let beyond = |src: &str| {
+        Program::compile(src)
+            .unwrap()
+            .reads_beyond("object", &["metadata"])
+    };
+    assert!(!beyond("object.metadata.labels.team == 'a'"));
+    assert!(!beyond("has(object.metadata.labels) && params.x > 1"));
+    assert!(!beyond("[1, 2].all(x, object.metadata.name.size() > x)"));
+    assert!(beyond("object.spec.replicas <= 5"));
+    assert!(beyond(
+        "object.metadata.name != '' && object.spec.replicas > 0"
+    ));
+    assert!(beyond("object['metadata'].name == 'a'"));
+    assert!(beyond("size(object) > 0"));
+    assert!(beyond(
+        "object.metadata.labels.all(k, k != '') && object.spec.template.spec.containers.all(c, c.image != '')"
+    ));
+    assert!(beyond("[1].exists(x, object.status.ready)"));
+    let vars = Program::compile("variables.a || true").unwrap();
+    assert!(vars.reads_beyond("variables", &[]));
+    assert!(!Program::compile("object.metadata.name == 'a'")
+        .unwrap()
+        .reads_beyond("variables", &[]));
+}
+
+#[test]
+fn only_path_is_the_one_field_an_expression_reads() {
+    let only = |src: &str| Program::compile(src).unwrap().only_path("object");
+    let path = |p: &[&str]| Some(p.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(
+        only("object.spec.replicas <= 5"),
+        path(&["spec", "replicas"])
+    );
+    assert_eq!(
+        only("!has(object.spec.replicas) || object.spec.replicas <= params.max"),
+        path(&["spec", "replicas"])
+    );
+    assert_eq!(
+        only("object.spec.containers.all(c, c.image != '')"),
+        path(&["spec", "containers"])
+    );
+    assert_eq!(
+        only("has(object.spec.initContainers) && object.spec.containers.size() > 0"),
+        None
+    );
+    assert_eq!(only("object['spec'].replicas > 1"), None);
+    assert_eq!(only("params.max > 1"), None);
+}

@@ -310,22 +310,22 @@ fn request<'a>(obj: &Object, namespace: Option<&str>) -> Value<'a> {
         ("name", s(obj.name.as_deref().unwrap_or_default())),
         ("namespace", s(namespace.unwrap_or_default())),
         ("operation", s("CREATE")),
-        ("userInfo", Value::Map(Vec::new())),
         ("dryRun", Value::Bool(false)),
     ])
 }
 
-/// The node of the object that the expression's first `object.…` path selects, as deep as
-/// it exists (a collection by its key, a scalar by its value); else the object's `kind`.
+/// The node of the object that the expression's `object.…` path selects, as deep as it
+/// exists (a collection by its key, a scalar by its value), when the expression reads one
+/// path of the object only; else the object's `kind`: an expression over several fields
+/// (every container's, the init containers' and the pod's) does not say which one failed.
 fn anchor(program: &Program, obj: &Object) -> Span {
-    let path = program.first_path();
     let fallback = obj.root.get("kind").map_or(obj.root.span, |k| k.span);
-    if path.first().map(String::as_str) != Some("object") {
+    let Some(path) = program.only_path("object") else {
         return fallback;
-    }
+    };
     let mut node = &obj.root;
     let mut at = fallback;
-    for key in path.iter().skip(1) {
+    for key in &path {
         match node.entry(key).filter(|e| !e.value.is_null()) {
             Some(e) => {
                 node = &e.value;
@@ -389,24 +389,113 @@ fn clip(mut s: String) -> String {
 struct Target<'g> {
     unit: usize,
     obj: &'g Object,
+    namespaced: bool,
     namespace: Option<String>,
     namespace_obj: Option<&'g Node>,
 }
 
-/// Evaluates the policy on one object with one param; the outcome of each validation.
-fn evaluate(p: &Policy, t: &Target, params: Option<&Node>, pool: &Pool) -> Vec<Outcome> {
-    let mut b = Bindings::new();
-    b.node("object", &t.obj.root);
+/// The members of a mapping node as CEL map entries, the last of a duplicated key winning
+/// (as in the JSON the API server receives).
+fn members(node: &Node) -> Vec<(Value<'_>, Value<'_>)> {
+    let mut seen = HashSet::default();
+    let mut out: Vec<(Value, Value)> = node
+        .entries()
+        .iter()
+        .rev()
+        .filter_map(|e| Some((e.key.as_str()?, &e.value)))
+        .filter(|(k, _)| seen.insert(*k))
+        .map(|(k, v)| (Value::String(k.to_string()), Value::Node(v)))
+        .collect();
+    out.reverse();
+    out
+}
+
+/// Binds what the API server gives a policy for a CREATE of the target. What only the
+/// cluster knows fails as not evaluated when read: who makes the request (Argo CD's service
+/// account, with groups only the cluster knows), and the Namespace object of a namespaced
+/// object when the Application does not render it (it exists: the create needs it).
+fn bind<'g>(b: &mut Bindings<'g>, t: &Target<'g>, params: Option<&'g Node>) {
+    let root = &t.obj.root;
+    let ns = t.namespace.as_deref().filter(|_| t.namespaced);
+    // The create handler sets the request's namespace on an object that has none before
+    // admission runs (apiserver `rest.EnsureObjectNamespaceMatchesRequestNamespace`).
+    match ns.filter(|_| root.path(&["metadata", "namespace"]).is_none()) {
+        Some(ns) if root.is_map() => {
+            let mut meta = root
+                .get("metadata")
+                .filter(|m| m.is_map())
+                .map(members)
+                .unwrap_or_default();
+            meta.push((Value::String("namespace".into()), Value::String(ns.into())));
+            let mut top = members(root);
+            top.retain(|(k, _)| !matches!(k, Value::String(k) if k == "metadata"));
+            top.push((Value::String("metadata".into()), Value::Map(meta)));
+            b.set("object", Value::Map(top));
+        }
+        _ => b.node("object", root),
+    }
     b.set("oldObject", Value::Null);
     b.set("request", request(t.obj, t.namespace.as_deref()));
+    b.fail(
+        "request",
+        "userInfo",
+        EvalError::Unsupported("request.userInfo is known only in the cluster".into()),
+    );
     match params {
         Some(n) => b.node("params", n),
         None => b.set("params", Value::Null),
     }
     match t.namespace_obj {
         Some(n) => b.node("namespaceObject", n),
-        None => b.set("namespaceObject", Value::Null),
+        None => {
+            b.set("namespaceObject", Value::Null);
+            if ns.is_some() {
+                for field in ["apiVersion", "kind", "metadata", "spec", "status"] {
+                    b.fail(
+                        "namespaceObject",
+                        field,
+                        EvalError::Unsupported(
+                            "namespaceObject: the Namespace is not rendered with the object".into(),
+                        ),
+                    );
+                }
+            }
+        }
     }
+}
+
+/// Whether an expression's `no such key` error may come from a field the object leaves to
+/// the API server: before admission it applies the defaults of the kind's schema
+/// (`replicas: 1`) and its built-in mutating plugins (a Pod's `serviceAccountName`), which
+/// are not known here, and it sets the namespace of the request on a namespaced object
+/// that has none (bound when the destination is known). Only an expression (with the
+/// variables it may read) that reads nothing of the object but its `metadata` fails for
+/// certain.
+fn maybe_defaulted(error: &str, prog: Option<&Program>, p: &Policy, t: &Target) -> bool {
+    if !error.starts_with("no such key") {
+        return false;
+    }
+    if error == "no such key: namespace"
+        && t.namespaced
+        && t.namespace.is_none()
+        && t.obj.root.path(&["metadata", "namespace"]).is_none()
+    {
+        return true;
+    }
+    let beyond = |prog: &Program| prog.reads_beyond("object", &["metadata"]);
+    prog.is_none_or(|prog| {
+        beyond(prog)
+            || (prog.reads_beyond("variables", &[])
+                && p.variables
+                    .iter()
+                    .any(|v| v.program.as_ref().is_ok_and(beyond)))
+    })
+}
+
+/// Evaluates the policy on one object with one param; the outcome of each validation.
+fn evaluate<'g>(p: &Policy, t: &Target<'g>, params: Option<&'g Node>, pool: &Pool) -> Vec<Outcome> {
+    let mut b = Bindings::new();
+    bind(&mut b, t, params);
     // Variables are computed in order, each seeing the ones before; one that fails fails
     // only the expressions that read it, as the lazy evaluation of the API server does.
     let mut vars: Vec<(Value, Value)> = Vec::new();
@@ -415,17 +504,7 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>, pool: &Pool) -> Vec<O
         let r = match &v.program {
             Ok(prog) => {
                 let mut vb = Bindings::new();
-                vb.node("object", &t.obj.root);
-                vb.set("oldObject", Value::Null);
-                vb.set("request", request(t.obj, t.namespace.as_deref()));
-                match params {
-                    Some(n) => vb.node("params", n),
-                    None => vb.set("params", Value::Null),
-                }
-                match t.namespace_obj {
-                    Some(n) => vb.node("namespaceObject", n),
-                    None => vb.set("namespaceObject", Value::Null),
-                }
+                bind(&mut vb, t, params);
                 vb.set("variables", Value::Map(vars.clone()));
                 for (name, e) in &failed {
                     vb.fail("variables", name, e.clone());
@@ -459,6 +538,9 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>, pool: &Pool) -> Vec<O
             Ok(Some(false)) => return Vec::new(),
             Ok(None) if p.fail_open => return Vec::new(),
             Err(EvalError::Error(_)) if p.fail_open => return Vec::new(),
+            Err(EvalError::Error(e)) if maybe_defaulted(&e, c.program.as_ref().ok(), p, t) => {
+                return Vec::new()
+            }
             Ok(None) => {
                 let at = t.obj.root.get("kind").map_or(t.obj.root.span, |k| k.span);
                 return vec![Outcome::Fail(
@@ -517,6 +599,9 @@ fn evaluate(p: &Policy, t: &Target, params: Option<&Node>, pool: &Pool) -> Vec<O
                 )),
             },
             Err(EvalError::Error(_)) if p.fail_open => out.push(Outcome::Pass),
+            Err(EvalError::Error(e)) if maybe_defaulted(&e, Some(prog), p, t) => {
+                out.push(Outcome::Pass)
+            }
             Err(EvalError::Error(e)) => out.push(Outcome::Fail(
                 at,
                 format!(
@@ -615,6 +700,16 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
         let app_repo = a.map(|a| repos[g.apps[a].unit]);
         for &u in &rendered {
             let obj = &*g.units[u].obj;
+            // The policies and bindings themselves are never validated by policies
+            // (k8s.io/apiserver, the validating admission policy plugin's isPolicyResource).
+            if obj.group() == "admissionregistration.k8s.io"
+                && matches!(
+                    obj.kind.as_str(),
+                    "ValidatingAdmissionPolicy" | "ValidatingAdmissionPolicyBinding"
+                )
+            {
+                continue;
+            }
             let repo = app_repo.unwrap_or(repos[u]);
             let namespace = namespace_of(g, u, view.as_ref());
             let namespaced = !crate::kinds::is_cluster_scoped(&obj.kind);
@@ -633,6 +728,7 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
             let target = Target {
                 unit: u,
                 obj,
+                namespaced,
                 namespace: namespace.clone(),
                 namespace_obj,
             };
