@@ -146,17 +146,18 @@ impl<'s> Lexer<'s> {
 
     fn text(&mut self, to: usize, trim_right: bool) {
         let whole = self.src.get(self.pos..to).unwrap_or("");
-        let mut text = whole;
+        let mut start = 0;
         if std::mem::take(&mut self.trim_next) {
-            text = text.trim_start_matches(is_space_char);
+            start = whole.len() - whole.trim_start_matches(is_space_char).len();
         }
+        let mut text = &whole[start..];
         if trim_right {
             text = text.trim_end_matches(is_space_char);
         }
         if !text.is_empty() {
             // The token starts where its kept text does, so that rendered output can be traced
             // back to it byte for byte.
-            let from = self.pos + (whole.len() - text.len());
+            let from = self.pos + start;
             let end = from + text.len();
             self.push(Tok::Text(text), from, end);
         }
@@ -584,7 +585,23 @@ fn octal_escape(first: char, chars: &mut std::str::Chars<'_>) -> Result<u8, Stri
 
 #[cfg(test)]
 mod tests {
+    use super::{Lexer, Tok};
     use crate::render::template::testing::check;
+
+    #[test]
+    fn a_text_token_spans_the_text_it_keeps() {
+        for src in [
+            "{{ 1 -}}  ab  {{- 2 }}",
+            "x {{- 1 }} \n y \n {{ 2 -}} \n z",
+            " a ",
+        ] {
+            for t in Lexer::lex(src).unwrap() {
+                if let Tok::Text(text) = t.tok {
+                    assert_eq!(&src[t.start..t.end], text, "{src:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn trim_markers_and_comments() {
