@@ -770,7 +770,20 @@ fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
                                 &b.root,
                                 namespace.as_deref().filter(|_| namespaced),
                             ) {
-                                None => continue,
+                                None => {
+                                    // The params live in the cluster: reported once, as an
+                                    // expression that cannot be evaluated is.
+                                    let at = b
+                                        .root
+                                        .get("spec")
+                                        .and_then(|s| s.entry("paramRef"))
+                                        .map_or(b.root.span, |e| e.key.span);
+                                    if not_evaluated.insert(at) {
+                                        out.report(at, format!("ValidatingAdmissionPolicy `{pname}` (binding `{bname}`) is not evaluated offline: no object of its param kind {} is in the repository (the params live in the cluster); objects it matches are not checked against it", kind.1))
+                                            .severity(Severity::Info);
+                                    }
+                                    continue;
+                                }
                                 Some(found) if found.is_empty() => {
                                     let deny = b
                                         .root
