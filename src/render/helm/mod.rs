@@ -332,10 +332,12 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
     let mut printed_by_scope: Vec<Option<foldhash::HashMap<usize, Vec<String>>>> =
         vec![None; scopes.len()];
     let mut retired: Vec<Value> = Vec::new();
-    let file_of: foldhash::HashMap<&str, &std::path::Path> = paths
-        .iter()
-        .map(|(n, path)| (n.as_str(), path.as_path()))
-        .collect();
+    // Two subcharts may share a name, and so their templates' names: the first file of a
+    // name is the one a stretch of output is traced to.
+    let mut file_of: foldhash::HashMap<&str, &std::path::Path> = Default::default();
+    for (n, path) in &paths {
+        file_of.entry(n.as_str()).or_insert(path.as_path());
+    }
     let placed = std::sync::Mutex::new(Vec::new());
     // Templates run one after the other (they share the data); the output of each is split
     // and read beside the next one's run.
@@ -343,7 +345,7 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
         // The changes are kept on the thread that runs the templates: this one, which runs
         // nothing else until the templates are done.
         let _shared = crate::render::template::SharedMaps::new();
-        for (name, index, _) in &names {
+        for (position, (name, index, _)) in names.iter().enumerate() {
             if base(name).starts_with('_') {
                 continue;
             }
@@ -398,7 +400,11 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
             let placed = &placed;
             let skip_tests = opts.skip_tests;
             tasks.spawn(move |_| {
-                let done = (file.name.clone(), manifests::place(file, skip_tests));
+                let done = (
+                    file.name.clone(),
+                    position,
+                    manifests::place(file, skip_tests),
+                );
                 if let Ok(mut all) = placed.lock() {
                     all.push(done);
                 }
@@ -407,12 +413,13 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
         Ok(())
     })?;
     let mut placed = placed.into_inner().unwrap_or_else(|e| e.into_inner());
-    placed.sort_by(|a, b| a.0.cmp(&b.0));
+    // By name, and files of one name in the order they ran, whichever task ended first.
+    placed.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
     let mut out = Vec::new();
     if opts.include_crds {
         out.extend(manifests::crds(&chart));
     }
-    out.extend(manifests::order(placed.into_iter().map(|(_, p)| p)).map_err(Failure::invalid)?);
+    out.extend(manifests::order(placed.into_iter().map(|(_, _, p)| p)).map_err(Failure::invalid)?);
     Ok(out)
 }
 

@@ -57,6 +57,27 @@ struct Compiled {
     node: Span,
     name: String,
     program: Result<Program, String>,
+    /// What the expression reads of the object, worked out once per policy rather than per
+    /// object: the one path it reads, if only one ([`anchor`]), whether it reads beyond
+    /// `metadata`, and whether it reads `variables` ([`maybe_defaulted`]).
+    object_path: Option<Vec<String>>,
+    beyond_metadata: bool,
+    reads_variables: bool,
+}
+
+impl Compiled {
+    fn new(node: Span, name: &str, text: &str) -> Compiled {
+        let program = Program::compile(text).map_err(|e| e.to_string());
+        let prog = program.as_ref().ok();
+        Compiled {
+            node,
+            name: name.to_string(),
+            object_path: prog.and_then(|p| p.only_path("object")),
+            beyond_metadata: prog.is_none_or(|p| p.reads_beyond("object", &["metadata"])),
+            reads_variables: prog.is_none_or(|p| p.reads_beyond("variables", &[])),
+            program,
+        }
+    }
 }
 
 fn compile_list(list: Option<&Node>, field: &str) -> Vec<Compiled> {
@@ -65,12 +86,8 @@ fn compile_list(list: Option<&Node>, field: &str) -> Vec<Compiled> {
         .iter()
         .filter_map(|item| {
             let expr = item.get(field)?;
-            let text = expr.as_str()?;
-            Some(Compiled {
-                node: expr.span,
-                name: item.str_at("name").unwrap_or_default().to_string(),
-                program: Program::compile(text).map_err(|e| e.to_string()),
-            })
+            let name = item.str_at("name").unwrap_or_default();
+            Some(Compiled::new(expr.span, name, expr.as_str()?))
         })
         .collect()
 }
@@ -87,6 +104,8 @@ struct Policy<'g> {
     fail_open: bool,
     param_kind: Option<(String, String)>,
     variables: Vec<Compiled>,
+    /// Whether a variable reads the object beyond its `metadata`.
+    variables_beyond: bool,
     conditions: Vec<Compiled>,
     validations: Vec<Validation>,
 }
@@ -107,11 +126,7 @@ fn policy(obj: &Object) -> Option<Policy<'_>> {
         .filter_map(|v| {
             let expr = v.get("expression")?;
             Some(Validation {
-                expr: Compiled {
-                    node: expr.span,
-                    name: String::new(),
-                    program: Program::compile(expr.as_str()?).map_err(|e| e.to_string()),
-                },
+                expr: Compiled::new(expr.span, "", expr.as_str()?),
                 message: v.str_at("message").map(str::to_string),
                 message_expr: v
                     .str_at("messageExpression")
@@ -119,12 +134,14 @@ fn policy(obj: &Object) -> Option<Policy<'_>> {
             })
         })
         .collect();
+    let variables = compile_list(spec.get("variables"), "expression");
     Some(Policy {
         obj,
         spec,
         fail_open: spec.str_at("failurePolicy") == Some("Ignore"),
         param_kind,
-        variables: compile_list(spec.get("variables"), "expression"),
+        variables_beyond: variables.iter().any(|v| v.beyond_metadata),
+        variables,
         conditions: compile_list(spec.get("matchConditions"), "expression"),
         validations,
     })
@@ -318,14 +335,14 @@ fn request<'a>(obj: &Object, namespace: Option<&str>) -> Value<'a> {
 /// exists (a collection by its key, a scalar by its value), when the expression reads one
 /// path of the object only; else the object's `kind`: an expression over several fields
 /// (every container's, the init containers' and the pod's) does not say which one failed.
-fn anchor(program: &Program, obj: &Object) -> Span {
+fn anchor(expr: &Compiled, obj: &Object) -> Span {
     let fallback = obj.root.get("kind").map_or(obj.root.span, |k| k.span);
-    let Some(path) = program.only_path("object") else {
+    let Some(path) = &expr.object_path else {
         return fallback;
     };
     let mut node = &obj.root;
     let mut at = fallback;
-    for key in &path {
+    for key in path {
         match node.entry(key).filter(|e| !e.value.is_null()) {
             Some(e) => {
                 node = &e.value;
@@ -404,10 +421,22 @@ fn members(node: &Node) -> Vec<(Value<'_>, Value<'_>)> {
         .rev()
         .filter_map(|e| Some((e.key.as_str()?, &e.value)))
         .filter(|(k, _)| seen.insert(*k))
+        // A null member is no member for CEL, as when the node is read directly.
+        .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| (Value::String(k.to_string()), Value::Node(v)))
         .collect();
     out.reverse();
     out
+}
+
+/// Whether the object names its namespace (an empty or null one is none: the API server and
+/// Argo CD set it).
+fn has_namespace(obj: &Object) -> bool {
+    obj.root
+        .path(&["metadata", "namespace"])
+        .filter(|n| !n.is_null())
+        .and_then(Node::as_str)
+        .is_some_and(|n| !n.is_empty())
 }
 
 /// Binds what the API server gives a policy for a CREATE of the target. What only the
@@ -419,20 +448,24 @@ fn bind<'g>(b: &mut Bindings<'g>, t: &Target<'g>, params: Option<&'g Node>) {
     let ns = t.namespace.as_deref().filter(|_| t.namespaced);
     // The create handler sets the request's namespace on an object that has none before
     // admission runs (apiserver `rest.EnsureObjectNamespaceMatchesRequestNamespace`).
-    match ns.filter(|_| root.path(&["metadata", "namespace"]).is_none()) {
-        Some(ns) if root.is_map() => {
-            let mut meta = root
-                .get("metadata")
-                .filter(|m| m.is_map())
-                .map(members)
-                .unwrap_or_default();
+    if t.namespaced && !has_namespace(t.obj) && root.is_map() {
+        // An empty or null namespace is none; with no destination known it stays unknown,
+        // and an expression that reads it is not certain (see `maybe_defaulted`).
+        let mut meta = root
+            .get("metadata")
+            .filter(|m| m.is_map())
+            .map(members)
+            .unwrap_or_default();
+        meta.retain(|(k, _)| !matches!(k, Value::String(k) if k == "namespace"));
+        if let Some(ns) = ns {
             meta.push((Value::String("namespace".into()), Value::String(ns.into())));
-            let mut top = members(root);
-            top.retain(|(k, _)| !matches!(k, Value::String(k) if k == "metadata"));
-            top.push((Value::String("metadata".into()), Value::Map(meta)));
-            b.set("object", Value::Map(top));
         }
-        _ => b.node("object", root),
+        let mut top = members(root);
+        top.retain(|(k, _)| !matches!(k, Value::String(k) if k == "metadata"));
+        top.push((Value::String("metadata".into()), Value::Map(meta)));
+        b.set("object", Value::Map(top));
+    } else {
+        b.node("object", root);
     }
     b.set("oldObject", Value::Null);
     b.set("request", request(t.obj, t.namespace.as_deref()));
@@ -471,25 +504,18 @@ fn bind<'g>(b: &mut Bindings<'g>, t: &Target<'g>, params: Option<&'g Node>) {
 /// that has none (bound when the destination is known). Only an expression (with the
 /// variables it may read) that reads nothing of the object but its `metadata` fails for
 /// certain.
-fn maybe_defaulted(error: &str, prog: Option<&Program>, p: &Policy, t: &Target) -> bool {
+fn maybe_defaulted(error: &str, expr: &Compiled, p: &Policy, t: &Target) -> bool {
     if !error.starts_with("no such key") {
         return false;
     }
     if error == "no such key: namespace"
         && t.namespaced
         && t.namespace.is_none()
-        && t.obj.root.path(&["metadata", "namespace"]).is_none()
+        && !has_namespace(t.obj)
     {
         return true;
     }
-    let beyond = |prog: &Program| prog.reads_beyond("object", &["metadata"]);
-    prog.is_none_or(|prog| {
-        beyond(prog)
-            || (prog.reads_beyond("variables", &[])
-                && p.variables
-                    .iter()
-                    .any(|v| v.program.as_ref().is_ok_and(beyond)))
-    })
+    expr.beyond_metadata || (expr.reads_variables && p.variables_beyond)
 }
 
 /// Evaluates the policy on one object with one param; the outcome of each validation.
@@ -538,9 +564,7 @@ fn evaluate<'g>(p: &Policy, t: &Target<'g>, params: Option<&'g Node>, pool: &Poo
             Ok(Some(false)) => return Vec::new(),
             Ok(None) if p.fail_open => return Vec::new(),
             Err(EvalError::Error(_)) if p.fail_open => return Vec::new(),
-            Err(EvalError::Error(e)) if maybe_defaulted(&e, c.program.as_ref().ok(), p, t) => {
-                return Vec::new()
-            }
+            Err(EvalError::Error(e)) if maybe_defaulted(&e, c, p, t) => return Vec::new(),
             Ok(None) => {
                 let at = t.obj.root.get("kind").map_or(t.obj.root.span, |k| k.span);
                 return vec![Outcome::Fail(
@@ -570,7 +594,7 @@ fn evaluate<'g>(p: &Policy, t: &Target<'g>, params: Option<&'g Node>, pool: &Poo
                 continue;
             }
         };
-        let at = anchor(prog, t.obj);
+        let at = anchor(&v.expr, t.obj);
         match run(prog) {
             Ok(val) => match val.as_bool() {
                 Some(true) => out.push(Outcome::Pass),
@@ -599,7 +623,7 @@ fn evaluate<'g>(p: &Policy, t: &Target<'g>, params: Option<&'g Node>, pool: &Poo
                 )),
             },
             Err(EvalError::Error(_)) if p.fail_open => out.push(Outcome::Pass),
-            Err(EvalError::Error(e)) if maybe_defaulted(&e, Some(prog), p, t) => {
+            Err(EvalError::Error(e)) if maybe_defaulted(&e, &v.expr, p, t) => {
                 out.push(Outcome::Pass)
             }
             Err(EvalError::Error(e)) => out.push(Outcome::Fail(
