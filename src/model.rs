@@ -395,7 +395,14 @@ fn push_object(
     }
     let meta = root.get("metadata");
     let name = meta.and_then(|m| m.str_at("name")).map(str::to_string);
-    let namespace = meta.and_then(|m| m.str_at("namespace")).map(str::to_string);
+    // An empty or null namespace is none, for the API server and for Argo CD, which gives a
+    // namespaced object without one the destination's.
+    let namespace = meta
+        .and_then(|m| m.get("namespace"))
+        .filter(|n| !n.is_null())
+        .and_then(Node::as_str)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string);
     out.push(Object {
         file,
         doc,

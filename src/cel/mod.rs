@@ -252,7 +252,7 @@ fn node_scalar<'a>(n: &'a Node) -> Option<Value<'a>> {
 /// A mapping node's entries as the API server holds the object: the last of duplicated keys,
 /// and no key whose value is null (the server prunes those from typed objects, so `has()` is
 /// false and selection fails on them). In the order written; linear in the entries.
-fn node_entries(n: &Node) -> impl Iterator<Item = (&str, &Node)> {
+pub fn node_entries(n: &Node) -> impl Iterator<Item = (&str, &Node)> {
     let mut seen = foldhash::HashSet::default();
     let mut out: Vec<(&str, &Node)> = n
         .entries()

@@ -489,18 +489,11 @@ pub fn autoscaled(
 /// The namespace an Application deploys a rendered object to: its own, else the
 /// destination's.
 pub fn namespace_of(g: &Graph, unit: usize, view: Option<&App>) -> Option<String> {
-    // An empty namespace is none: Argo CD gives a namespaced object without one the
-    // destination's.
-    g.units[unit]
-        .obj
-        .namespace
-        .clone()
-        .filter(|n| !n.is_empty())
-        .or_else(|| {
-            view.and_then(|v| v.spec.path(&["destination", "namespace"]))
-                .and_then(Node::as_str)
-                .map(str::to_string)
-        })
+    g.units[unit].obj.namespace.clone().or_else(|| {
+        view.and_then(|v| v.spec.path(&["destination", "namespace"]))
+            .and_then(Node::as_str)
+            .map(str::to_string)
+    })
 }
 
 /// The fields that the app's own ignores and argocd-cm's (`system`) hide and that Git sets,

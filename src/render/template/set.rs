@@ -109,9 +109,6 @@ fn join(defs: &mut Defs, name: &str, text: &str, parsed: Parsed) -> Result<(), T
     Ok(())
 }
 
-/// A file parsed by [`TemplateSet::parse`].
-pub struct ParsedFile(Result<Parsed, TemplateError>);
-
 /// Parse errors name the file, as Go's `template: NAME:LINE: msg` does.
 pub(super) fn named_parse_error(mut e: TemplateError, name: &str) -> TemplateError {
     if let Some(rest) = e.message.strip_prefix("template: :") {
@@ -193,23 +190,8 @@ impl TemplateSet {
     /// (an empty body never replaces a non-empty one), as Go's `AddParseTree` does. For Helm,
     /// add files in [`helm_parse_order`]. Parse errors read `template: NAME:LINE: msg`.
     pub fn add(&mut self, name: &str, text: &str, work: &mut Work) -> Result<(), TemplateError> {
-        let file = TemplateSet::parse(self.dialect, text);
-        self.add_parsed(name, text, file, work)
-    }
-
-    /// Parses one file's text for [`TemplateSet::add_parsed`].
-    fn parse(dialect: Dialect, text: &str) -> ParsedFile {
-        ParsedFile(Parser::parse_in(text, dialect, true))
-    }
-
-    /// [`TemplateSet::add`] of a file parsed already from `text`.
-    fn add_parsed(
-        &mut self,
-        name: &str,
-        text: &str,
-        file: ParsedFile,
-        work: &mut Work,
-    ) -> Result<(), TemplateError> {
+        // Charged before parsing, so that a hostile chart's files stop being parsed once the
+        // budget is spent.
         if let Some(why) = work.exhausted() {
             let msg = "template: evaluation stopped: the budget is spent";
             return Err(TemplateError::of_kind(msg, ErrorKind::Budget(why)));
@@ -221,7 +203,8 @@ impl TemplateSet {
             let kind = work.exhausted().map_or(ErrorKind::Limit, ErrorKind::Budget);
             return Err(TemplateError::of_kind(format!("template: {msg}"), kind));
         }
-        let parsed = file.0.map_err(|e| named_parse_error(e, name))?;
+        let parsed =
+            Parser::parse_in(text, self.dialect, true).map_err(|e| named_parse_error(e, name))?;
         join(Rc::make_mut(&mut self.defs), name, text, parsed)
     }
 

@@ -411,32 +411,11 @@ struct Target<'g> {
     namespace_obj: Option<&'g Node>,
 }
 
-/// The members of a mapping node as CEL map entries, the last of a duplicated key winning
-/// (as in the JSON the API server receives).
+/// The members of a mapping node as CEL map entries, as CEL reads the node itself.
 fn members(node: &Node) -> Vec<(Value<'_>, Value<'_>)> {
-    let mut seen = HashSet::default();
-    let mut out: Vec<(Value, Value)> = node
-        .entries()
-        .iter()
-        .rev()
-        .filter_map(|e| Some((e.key.as_str()?, &e.value)))
-        .filter(|(k, _)| seen.insert(*k))
-        // A null member is no member for CEL, as when the node is read directly.
-        .filter(|(_, v)| !v.is_null())
+    crate::cel::node_entries(node)
         .map(|(k, v)| (Value::String(k.to_string()), Value::Node(v)))
-        .collect();
-    out.reverse();
-    out
-}
-
-/// Whether the object names its namespace (an empty or null one is none: the API server and
-/// Argo CD set it).
-fn has_namespace(obj: &Object) -> bool {
-    obj.root
-        .path(&["metadata", "namespace"])
-        .filter(|n| !n.is_null())
-        .and_then(Node::as_str)
-        .is_some_and(|n| !n.is_empty())
+        .collect()
 }
 
 /// Binds what the API server gives a policy for a CREATE of the target. What only the
@@ -448,7 +427,7 @@ fn bind<'g>(b: &mut Bindings<'g>, t: &Target<'g>, params: Option<&'g Node>) {
     let ns = t.namespace.as_deref().filter(|_| t.namespaced);
     // The create handler sets the request's namespace on an object that has none before
     // admission runs (apiserver `rest.EnsureObjectNamespaceMatchesRequestNamespace`).
-    if t.namespaced && !has_namespace(t.obj) && root.is_map() {
+    if t.namespaced && t.obj.namespace.is_none() && root.is_map() {
         // An empty or null namespace is none; with no destination known it stays unknown,
         // and an expression that reads it is not certain (see `maybe_defaulted`).
         let mut meta = root
@@ -511,7 +490,7 @@ fn maybe_defaulted(error: &str, expr: &Compiled, p: &Policy, t: &Target) -> bool
     if error == "no such key: namespace"
         && t.namespaced
         && t.namespace.is_none()
-        && !has_namespace(t.obj)
+        && t.obj.namespace.is_none()
     {
         return true;
     }
