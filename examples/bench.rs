@@ -556,6 +556,25 @@ fn main() {
             lint(fleet_dir, cores),
         ));
     }
+    // The same lint with ten policies of the repository's own: the five examples and five
+    // over rendered workloads.
+    let policies = policy_config(&target, &dir);
+    benches.push((
+        format!("lint + 10 policies ({cores} threads)"),
+        Box::new({
+            let (bin, dir) = (bin.clone(), dir.clone());
+            move || {
+                let mut c = Command::new(&bin);
+                c.arg(&dir)
+                    .arg("--config")
+                    .arg(&policies)
+                    .args(["--fail-on", "never", "-q", "--threads"])
+                    .arg(cores.to_string());
+                c
+            }
+        }),
+    ));
+    let with_policies = benches.len() - 1;
     let rows = run_rounds(runs, benches);
     println!(
         "corpus: {size}, {} files, {:.1} MB, {cores} cores, median of {runs} rounds\n",
@@ -595,6 +614,70 @@ fn main() {
     if fleet.is_some() {
         println!("{size} / fleet: {:.2}x", paired(&rows[0], &rows[7]));
     }
+    println!(
+        "lint + 10 policies / lint: {:.2}x",
+        paired(&rows[with_policies], &rows[0])
+    );
+}
+
+/// Five policies over rendered workloads, besides the examples in `examples/policies/`.
+const BENCH_POLICIES: &str = r#"id: containers-have-limits
+message: "`{{ object.metadata.name }}` has a container without resource limits"
+match: {kind: [Deployment, StatefulSet, DaemonSet], objects: rendered}
+condition: >-
+  has(object.spec.template.spec.containers) &&
+  object.spec.template.spec.containers.exists(c, !has(c.resources) || !has(c.resources.limits))
+at: spec.template.spec.containers
+---
+id: no-latest-image
+severity: error
+message: "`{{ object.metadata.name }}` runs an image without a pinned tag"
+match: {kind: [Deployment, StatefulSet, DaemonSet], objects: rendered}
+condition: >-
+  has(object.spec.template.spec.containers) &&
+  object.spec.template.spec.containers.exists(c, c.image.endsWith(":latest") || !c.image.contains(":"))
+---
+id: hpa-min-two
+message: "HPA `{{ object.metadata.name }}` may scale to one replica"
+match: {apiVersion: autoscaling/*, kind: HorizontalPodAutoscaler}
+condition: "!has(object.spec.minReplicas) || object.spec.minReplicas < 2"
+at: spec.minReplicas
+---
+id: configmap-app-label
+severity: info
+message: "ConfigMap `{{ object.metadata.name }}` in {{ objectNamespace }} has no app label"
+match: {apiVersion: v1, kind: ConfigMap, objects: rendered}
+condition: "!has(object.metadata.labels) || !('app' in object.metadata.labels)"
+---
+id: app-project-not-default
+message: "Application `{{ object.metadata.name }}` is in the default project"
+match: {kind: Application, namespace: argocd}
+condition: "has(object.spec.project) && object.spec.project == 'default'"
+at: spec.project
+"#;
+
+/// A config for the corpus in `dir` with ten policies, written under `target/bench`.
+fn policy_config(target: &Path, dir: &Path) -> PathBuf {
+    let out = target.join("bench").join("policies");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(out.join("policies")).unwrap();
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/policies");
+    for e in std::fs::read_dir(&examples).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, out.join("policies").join(p.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(out.join("policies/bench.yaml"), BENCH_POLICIES).unwrap();
+    let repo = std::fs::read_to_string(dir.join(".gitops-lint.yaml")).unwrap();
+    let config = out.join(".gitops-lint.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "{repo}policies: [policies]
+"
+        ),
+    )
+    .unwrap();
+    config
 }
 
 /// The corpus of `size` under `target/bench`, generated on first use: its directory, files

@@ -9,6 +9,7 @@ use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version, RULES};
 use crate::yaml;
 use clap::{Parser, Subcommand};
+use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -60,11 +61,22 @@ pub enum Command {
         /// `text` for aligned columns, `json` for an array of objects.
         #[arg(long, value_enum, default_value_t = ListFormat::Text)]
         format: ListFormat,
+        /// The repository whose own policies are listed too (those of its config).
+        #[arg(long, value_name = "PATH", default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
     /// Print a rule's documentation, or list the rules of a category.
     Explain {
-        /// A rule id (self-heal-ignores-not-respected) or a category (sync-policy).
+        /// A rule id (self-heal-ignores-not-respected), one of the repository's own policies,
+        /// or a category (sync-policy).
         rule: String,
+        /// The repository whose own policies can be explained too.
+        #[arg(long, value_name = "PATH", default_value = ".")]
+        path: PathBuf,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
     /// Print the app-of-apps tree: each Application, what it renders, and its children.
     Graph {
@@ -90,6 +102,9 @@ pub enum Command {
         /// Print the JSON Schema of the config file instead.
         #[arg(long)]
         schema: bool,
+        /// Print the JSON Schema of a policy file instead.
+        #[arg(long, conflicts_with = "schema")]
+        policy_schema: bool,
     },
     /// Print what the kustomization or Helm chart in DIR renders to, as a JSON array (for
     /// checking the renderers against kustomize and `helm template`).
@@ -275,23 +290,40 @@ pub struct LintArgs {
     pub timings: bool,
 }
 
-/// The rule ids one word of --select, --extend-select or --ignore names.
+/// One word of --select, --extend-select or --ignore. It is read once the config is: a
+/// word may name one of the repository's own policies.
 #[derive(Clone, Debug)]
-pub struct Selector(Vec<&'static str>);
+pub struct Selector(String);
 
-fn selector(word: &str) -> Result<Selector, rules::Unknown> {
-    rules::select(word.trim()).map(Selector)
+fn selector(word: &str) -> Result<Selector, String> {
+    Ok(Selector(word.trim().to_string()))
 }
 
 impl LintArgs {
     /// The rule selection the command line asks for.
-    fn selection(&self) -> config::Selection {
-        let ids = |words: &[Selector]| words.iter().flat_map(|w| w.0.iter().copied()).collect();
-        config::Selection {
-            select: self.select.as_deref().map(ids),
-            extend_select: ids(&self.extend_select),
-            ignore: ids(&self.ignore),
-        }
+    fn selection(&self) -> Result<config::Selection, Failure> {
+        let ids = |option: &str, words: &[Selector]| -> Result<BTreeSet<&'static str>, Failure> {
+            let mut out = BTreeSet::new();
+            for w in words {
+                let ids = rules::select(&w.0).map_err(|u| {
+                    Failure::Message(format!(
+                        "invalid value '{}' for '{option} <RULES>': {u}",
+                        w.0
+                    ))
+                })?;
+                out.extend(ids);
+            }
+            Ok(out)
+        };
+        Ok(config::Selection {
+            select: self
+                .select
+                .as_deref()
+                .map(|w| ids("--select", w))
+                .transpose()?,
+            extend_select: ids("--extend-select", &self.extend_select)?,
+            ignore: ids("--ignore", &self.ignore)?,
+        })
     }
 }
 
@@ -525,10 +557,17 @@ pub fn main() -> i32 {
     // Reports are written in many small pieces; the standard output flushes at every line.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let result = match cli.command {
-        Some(Command::Rules { format }) => list_rules(RULES.iter().copied(), format, &mut out)
-            .map(|_| EXIT_OK)
-            .map_err(|e| Failure::Message(e.to_string())),
-        Some(Command::Explain { rule }) => explain(&rule, &mut out).map_err(Failure::from),
+        Some(Command::Rules {
+            format,
+            path,
+            config,
+        }) => configs(&[path], &config).and_then(|(c, _)| {
+            list_rules(available(&c), format, &mut out)
+                .map(|_| EXIT_OK)
+                .map_err(|e| Failure::Message(e.to_string()))
+        }),
+        Some(Command::Explain { rule, path, config }) => configs(&[path], &config)
+            .and_then(|(c, _)| explain(&rule, &c, &mut out).map_err(Failure::from)),
         Some(Command::Graph {
             path,
             config,
@@ -539,7 +578,8 @@ pub fn main() -> i32 {
             path,
             config,
             schema,
-        }) => show_config(&path, &config, schema, &mut out),
+            policy_schema,
+        }) => show_config(&path, &config, schema, policy_schema, &mut out),
         // A folder holding both is a kustomization to Argo CD: its discovery walks the folder in
         // lexical order and the kustomization file, after `Chart.yaml`, decides
         // (`util/app/discovery/discovery.go`, v3.5.1).
@@ -619,14 +659,19 @@ fn list_rules<'r>(
     Ok(())
 }
 
-fn explain(id: &str, out: &mut dyn Write) -> Result<i32, String> {
+/// The built-in rules and the policies of the config.
+fn available(config: &Config) -> impl Iterator<Item = &'static rules::Rule> + '_ {
+    RULES.iter().copied().chain(config.policies.iter().copied())
+}
+
+fn explain(id: &str, config: &Config, out: &mut dyn Write) -> Result<i32, String> {
     // A category explains itself by the rules it holds.
     if let Some(category) = rules::Category::ALL.into_iter().find(|c| c.as_str() == id) {
-        let members = RULES.iter().copied().filter(|r| r.category == category);
+        let members = available(config).filter(|r| r.category == category);
         list_rules(members, ListFormat::Text, out).map_err(|e| e.to_string())?;
         return Ok(EXIT_OK);
     }
-    match rules::find(id) {
+    match available(config).find(|r| r.id == id) {
         Some(rule) => {
             out.write_all(rule.doc.as_bytes())
                 .map_err(|e| e.to_string())?;
@@ -708,12 +753,17 @@ fn show_config(
     path: &std::path::Path,
     args: &ConfigArgs,
     schema: bool,
+    policy_schema: bool,
     out: &mut dyn Write,
 ) -> Result<i32, Failure> {
     let io = |e: std::io::Error| Failure::Message(e.to_string());
-    if schema {
-        let text =
-            serde_json::to_string_pretty(&config::json_schema()).map_err(|e| e.to_string())?;
+    if schema || policy_schema {
+        let value = if schema {
+            config::json_schema()
+        } else {
+            crate::policy::json_schema()
+        };
+        let text = serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?;
         writeln!(out, "{text}").map_err(io)?;
         return Ok(EXIT_OK);
     }
@@ -905,7 +955,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
 /// add up), the fail-on level, and the baseline file the run reads.
 fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<PathBuf>), Failure> {
     let (mut config, urls) = configs(&args.paths, &args.config)?;
-    config.apply_selection(&args.selection());
+    config.apply_selection(&args.selection()?);
     let mut opts = options(
         args.paths.clone(),
         args.repo_url.iter().cloned().chain(urls).collect(),

@@ -85,7 +85,13 @@ pub struct Config {
     pub from_trusted: BTreeSet<&'static str>,
     /// What the trusted config overrode, for `gitops-lint config`.
     pub clamped: Vec<Clamp>,
+    /// The repository's own policies: those `policies` names, then those of the
+    /// `.gitops-lint/policies/` folder beside the config, registered as rules.
+    pub policies: Vec<&'static rules::Rule>,
 }
+
+/// The folder of a repository's policies, beside its config file (or at its root).
+pub const POLICY_FOLDER: &str = ".gitops-lint/policies";
 
 /// The config's `baseline`, as written, and where: a baseline file that cannot be read is a
 /// mistake in the config, reported at this line.
@@ -189,10 +195,22 @@ impl Config {
     /// Whether a rule runs at all: when this config turns it on, or, under a trusted config,
     /// when either does.
     pub fn enabled(&self, rule: &str) -> bool {
+        if !self.holds(rule) {
+            return false;
+        }
         match &self.trusted {
             None => self.enabled_here(rule),
             Some(t) => t.enabled(rule) || self.asks_for(rule),
         }
+    }
+
+    /// Whether the rule is a built-in one or a policy this config (or its trusted config)
+    /// loaded: policies another config of the process loaded are not this run's.
+    pub fn holds(&self, rule: &str) -> bool {
+        let own = |c: &Config| c.policies.iter().any(|p| p.id == rule);
+        rules::RULES.iter().any(|r| r.id == rule)
+            || own(self)
+            || self.trusted.as_deref().is_some_and(own)
     }
 
     fn enabled_here(&self, rule: &str) -> bool {
@@ -401,7 +419,7 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
 
     // Rules and per-path are not merged into one set (the verdict asks both configs); these
     // notes say where the repository's would have been looser.
-    for rule in RULES {
+    for rule in rules::all() {
         let floor = trusted.global_here(rule.id, Some(rule.severity), rule.severity);
         let own = c.global_here(rule.id, floor, rule.severity);
         if own < floor {
@@ -418,8 +436,8 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
         }
     }
     for p in &c.per_path {
-        let lowered: Vec<String> = RULES
-            .iter()
+        let lowered: Vec<String> = rules::all()
+            .into_iter()
             .filter_map(|rule| {
                 let floor = trusted.global_here(rule.id, Some(rule.severity), rule.severity)?;
                 let own = if p.ignore.contains(rule.id) {
@@ -443,6 +461,11 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
         }
     }
 
+    for p in &trusted.policies {
+        if !c.policies.contains(p) {
+            c.policies.push(p);
+        }
+    }
     c.clamped = clamped;
     c.from_trusted = from_trusted;
     c.trusted = Some(Box::new(trusted));
@@ -492,8 +515,9 @@ impl miette::Diagnostic for ConfigError {
 }
 
 /// The keys the file may hold, for validation, "did you mean" and the JSON Schema.
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     "argocd-version",
+    "policies",
     "repo-urls",
     "fail-on",
     "rules",
@@ -544,35 +568,96 @@ pub fn load(path: &Path) -> Result<Config, Box<ConfigError>> {
             more: Vec::new(),
         })
     })?;
-    parse(path, text)
+    parse(path, text, crate::paths::dir_of(path))
 }
 
 /// Parses config text that is not a file on disk, named `name` (`REV:.gitops-lint.yaml`),
 /// its `per-path` globs relative to `dir`.
 pub fn parse_named(name: &str, dir: PathBuf, text: String) -> Result<Config, Box<ConfigError>> {
-    let mut c = parse(Path::new(name), text)?;
+    let mut c = parse(Path::new(name), text, dir.clone())?;
     c.label = Some(name.to_string());
     c.glob_dir = Some(dir);
     Ok(c)
 }
 
-/// Reads the config of the repository that holds `start`, if it has one.
+/// Reads the config of the repository that holds `start`, if it has one; without one, the
+/// policies of a `.gitops-lint/policies/` folder at the repository's root still apply.
 pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
     match find(start) {
         Some(path) => load(&path),
-        None => Ok(Config::default()),
+        None => {
+            let root = crate::repo::find_root(start);
+            Ok(Config {
+                policies: crate::policy::load_folder(&root.join(POLICY_FOLDER))?,
+                ..Config::default()
+            })
+        }
     }
 }
 
-struct Reader<'t> {
-    path: &'t Path,
-    text: &'t str,
+/// Reads a file of settings (the config, a policy file) with every mistake kept, each at its
+/// place, so that one run shows everything to correct.
+pub(crate) struct Reader<'t> {
+    pub(crate) path: &'t Path,
+    pub(crate) text: &'t str,
     /// Mistakes found so far; reading goes on past each one.
     errors: std::cell::RefCell<Vec<ConfigError>>,
 }
 
+impl<'t> Reader<'t> {
+    pub(crate) fn new(path: &'t Path, text: &'t str) -> Reader<'t> {
+        Reader {
+            path,
+            text,
+            errors: Default::default(),
+        }
+    }
+
+    /// How many mistakes have been found so far.
+    pub(crate) fn mistakes(&self) -> usize {
+        self.errors.borrow().len()
+    }
+
+    /// The mistakes found, the first written first with the others after it.
+    pub(crate) fn finish(self) -> Result<(), Box<ConfigError>> {
+        let mut errors = self.errors.into_inner();
+        if errors.is_empty() {
+            return Ok(());
+        }
+        // Each file's mistakes in the order they are written, the config's first.
+        errors.sort_by(|a, b| {
+            (a.path != self.path, &a.path, a.span.start, a.span.end).cmp(&(
+                b.path != self.path,
+                &b.path,
+                b.span.start,
+                b.span.end,
+            ))
+        });
+        let mut first = errors.remove(0);
+        first.more = errors;
+        Err(Box::new(first))
+    }
+
+    /// The YAML documents of the text, its syntax errors kept.
+    pub(crate) fn documents(&self) -> Vec<yaml::Document> {
+        let parsed = yaml::parse(0, self.text, ParseLimits::default());
+        for p in &parsed.problems {
+            self.keep::<()>(Err(self.error(
+                p.span,
+                p.message.clone(),
+                Some(p.help.to_string()),
+            )));
+        }
+        if parsed.problems.is_empty() {
+            parsed.documents
+        } else {
+            Vec::new()
+        }
+    }
+}
+
 impl Reader<'_> {
-    fn error(
+    pub(crate) fn error(
         &self,
         span: Span,
         message: impl Into<String>,
@@ -589,12 +674,21 @@ impl Reader<'_> {
     }
 
     /// The value of a check that passed; a failed one is kept for the report and gives `None`.
-    fn keep<T>(&self, checked: Result<T, Box<ConfigError>>) -> Option<T> {
-        checked.map_err(|e| self.errors.borrow_mut().push(*e)).ok()
+    /// An error that carries others (a policy file's, read whole) is kept as each of them.
+    pub(crate) fn keep<T>(&self, checked: Result<T, Box<ConfigError>>) -> Option<T> {
+        checked
+            .map_err(|e| {
+                let mut e = *e;
+                let more = std::mem::take(&mut e.more);
+                let mut errors = self.errors.borrow_mut();
+                errors.push(e);
+                errors.extend(more);
+            })
+            .ok()
     }
 
     /// Every unknown key of `map` is a mistake; `false` when `map` is not a mapping at all.
-    fn keys(&self, map: &Node, allowed: &[&str], what: &str) -> bool {
+    pub(crate) fn keys(&self, map: &Node, allowed: &[&str], what: &str) -> bool {
         if !map.is_map() {
             self.keep::<()>(Err(self.error(
                 map.span,
@@ -619,13 +713,17 @@ impl Reader<'_> {
         true
     }
 
-    fn string<'n>(&self, node: &'n Node, what: &str) -> Result<&'n str, Box<ConfigError>> {
+    pub(crate) fn string<'n>(
+        &self,
+        node: &'n Node,
+        what: &str,
+    ) -> Result<&'n str, Box<ConfigError>> {
         node.as_str()
             .filter(|_| !node.is_null())
             .ok_or_else(|| self.error(node.span, format!("{what} must be a string"), None))
     }
 
-    fn list<'n>(
+    pub(crate) fn list<'n>(
         &self,
         node: &'n Node,
         what: &str,
@@ -685,7 +783,7 @@ impl Reader<'_> {
         Ok(out)
     }
 
-    fn level(&self, value: &Node) -> Result<Option<Severity>, Box<ConfigError>> {
+    pub(crate) fn level(&self, value: &Node) -> Result<Option<Severity>, Box<ConfigError>> {
         Ok(match self.string(value, "a severity")? {
             "error" => Some(Severity::Error),
             "warning" => Some(Severity::Warning),
@@ -700,7 +798,11 @@ impl Reader<'_> {
         })
     }
 
-    fn globs(&self, node: &Node, what: &str) -> Result<(Vec<String>, GlobSet), Box<ConfigError>> {
+    pub(crate) fn globs(
+        &self,
+        node: &Node,
+        what: &str,
+    ) -> Result<(Vec<String>, GlobSet), Box<ConfigError>> {
         let mut builder = GlobSetBuilder::new();
         let mut raw = Vec::new();
         for (pattern, span) in self.list(node, what)? {
@@ -723,37 +825,32 @@ impl Reader<'_> {
     }
 }
 
-fn parse(path: &Path, text: String) -> Result<Config, Box<ConfigError>> {
-    let r = Reader {
-        path,
-        text: &text,
-        errors: Default::default(),
-    };
-    let parsed = yaml::parse(0, &text, ParseLimits::default());
-    for p in &parsed.problems {
-        r.keep::<()>(Err(r.error(
-            p.span,
-            p.message.clone(),
-            Some(p.help.to_string()),
-        )));
-    }
+/// Parses a config whose `policies` and policy folder are relative to `dir`.
+fn parse(path: &Path, text: String, dir: PathBuf) -> Result<Config, Box<ConfigError>> {
+    let r = Reader::new(path, &text);
     let mut config = Config {
         path: Some(path.to_path_buf()),
         ..Config::default()
     };
-    if let Some(doc) = parsed.documents.first().filter(|d| !d.root.is_null()) {
-        if parsed.problems.is_empty() {
-            read(&r, &doc.root, &mut config);
+    let docs = r.documents();
+    let root = docs.first().map(|d| &d.root).filter(|n| !n.is_null());
+    // Policies first: the rest of the config may name them.
+    if let Some(list) = root.filter(|n| n.is_map()).and_then(|n| n.get("policies")) {
+        if let Some(patterns) = r.keep(r.list(list, "policies")) {
+            config.policies = crate::policy::load_patterns(&r, &dir, &patterns);
         }
     }
-    let mut errors = r.errors.into_inner();
-    if errors.is_empty() {
-        return Ok(config);
+    if let Some(found) = r.keep(crate::policy::load_folder(&dir.join(POLICY_FOLDER))) {
+        for rule in found {
+            if !config.policies.contains(&rule) {
+                config.policies.push(rule);
+            }
+        }
     }
-    errors.sort_by_key(|e| (e.span.start, e.span.end));
-    let mut first = errors.remove(0);
-    first.more = errors;
-    Err(Box::new(first))
+    if let Some(root) = root {
+        read(&r, root, &mut config);
+    }
+    r.finish().map(|()| config)
 }
 
 /// Reads the config's keys into `config`, each on its own: a mistake in one is kept in `r`
@@ -882,7 +979,11 @@ fn per_path(r: &Reader<'_>, item: &Node) -> Option<PerPath> {
 }
 
 impl Reader<'_> {
-    fn list_nodes<'n>(&self, node: &'n Node, what: &str) -> Result<&'n [Node], Box<ConfigError>> {
+    pub(crate) fn list_nodes<'n>(
+        &self,
+        node: &'n Node,
+        what: &str,
+    ) -> Result<&'n [Node], Box<ConfigError>> {
         if node.is_seq() {
             Ok(node.items())
         } else {
@@ -897,10 +998,15 @@ pub fn json_schema() -> serde_json::Value {
     let mut names: Vec<String> = vec!["all".into()];
     names.extend(Category::ALL.iter().map(|c| c.as_str().to_string()));
     names.extend(RULES.iter().map(|r| r.id.to_string()));
-    let selector = json!({ "type": "array", "items": { "enum": names } });
+    // A policy of the repository's own is named by its id too.
+    let name = json!({ "anyOf": [
+        { "enum": names },
+        { "type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$" }
+    ]});
+    let selector = json!({ "type": "array", "items": name });
     let severity = json!({
         "type": "object",
-        "propertyNames": { "enum": names },
+        "propertyNames": name,
         "additionalProperties": { "enum": SEVERITIES },
     });
     json!({
@@ -911,6 +1017,11 @@ pub fn json_schema() -> serde_json::Value {
         "additionalProperties": false,
         "properties": {
             "$schema": { "type": "string" },
+            "policies": {
+                "description": "Policy files of the repository's own (files, folders or globs, relative to this file); see docs/policies.md.",
+                "type": "array",
+                "items": { "type": "string" }
+            },
             "argocd-version": {
                 "description": "The Argo CD release the repository deploys to, e.g. 3.1.",
                 "type": ["string", "number"],

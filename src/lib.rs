@@ -22,6 +22,7 @@ pub(crate) mod kinds;
 pub mod model;
 pub(crate) mod outcome;
 pub(crate) mod paths;
+pub mod policy;
 pub(crate) mod reach;
 pub(crate) mod redact;
 pub mod render;

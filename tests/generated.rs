@@ -4,7 +4,8 @@
 //!   rule's declaration, which is what the code does; `gitops-lint explain` prints the doc as is;
 //! - the index `docs/rules.md`, from `gitops-lint rules --format json` and the docs;
 //! - the README's rule table;
-//! - the config's JSON Schema, `schema/gitops-lint.schema.json`;
+//! - the config's JSON Schema, `schema/gitops-lint.schema.json`, and the policy files',
+//!   `schema/gitops-lint-policy.schema.json`;
 //! - the known-field table `src/argocd-crds.txt`, from Argo CD's CRDs (`../shared/crds`, or the
 //!   directory `GITOPS_LINT_CRDS` names; without them that test is ignored, with the reason).
 //!
@@ -196,6 +197,13 @@ fn the_json_schema_matches_the_code() {
             r.id
         );
     }
+}
+
+#[test]
+fn the_policy_json_schema_matches_the_code() {
+    let out = run(&["config", "--policy-schema"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    current("schema/gitops-lint-policy.schema.json", &out.stdout);
 }
 
 const CRDS: [&str; 3] = [

@@ -28,8 +28,9 @@ const STAGES: &[(&str, &[&str])] = &[
             "finding", "fix", "context", "rules", "suppress", "reach", "baseline", "outcome",
         ],
     ),
-    // The repository's settings, checked against the rule registry.
-    ("config", &["config"]),
+    // The repository's settings, checked against the rule registry, and the policies of its
+    // own they load into it.
+    ("config", &["config", "policy"]),
     // Runs the stages above, applies fixes, keeps the `--context` cache.
     ("engine", &["engine", "cache"]),
     ("report", &["report"]),

@@ -266,6 +266,33 @@ pub fn node_entries(n: &Node) -> impl Iterator<Item = (&str, &Node)> {
     out.into_iter()
 }
 
+/// The node of `root` that `path` (member names, or list indices) selects, as deep as it
+/// exists: a collection by its key, a scalar by its value; `fallback` when not even the
+/// first step exists. Where a finding about an expression that reads one path points.
+pub fn anchor(root: &Node, path: &[String], fallback: Span) -> Span {
+    let mut node = root;
+    let mut at = fallback;
+    for key in path {
+        let (next, key_span) = if node.is_seq() {
+            match key.parse::<usize>().ok().and_then(|i| node.items().get(i)) {
+                Some(n) => (n, None),
+                None => break,
+            }
+        } else {
+            match node.entry(key).filter(|e| !e.value.is_null()) {
+                Some(e) => (&e.value, Some(e.key.span)),
+                None => break,
+            }
+        };
+        node = next;
+        at = match key_span {
+            Some(k) if node.is_map() || node.is_seq() => k,
+            _ => node.span,
+        };
+    }
+    at
+}
+
 fn node_get<'a>(n: &'a Node, key: &str) -> Option<&'a Node> {
     crate::yaml::entry_in(n.entries(), key)
         .map(|e| &e.value)

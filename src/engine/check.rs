@@ -12,20 +12,28 @@ pub(super) fn check(cx: &Cx, graph: &Graph) -> Vec<Finding> {
     // turn by every thread: a few graph rules are long single tasks, and one that a thread
     // took up last would keep it busy after the others had run out of work. All of it is
     // sorted afterwards, so the scheduling does not show.
-    let graph_rules: Vec<(&'static Rule, GraphFn)> = RULES
+    // A policy goes over the units in order on one thread, like a graph rule: what its run
+    // budget covers is then the same whatever the thread count.
+    let rules: Vec<&'static Rule> = rules::all().into_iter().filter(|r| cx.runs(r.id)).collect();
+    let graph_rules: Vec<&'static Rule> = rules
+        .iter()
+        .copied()
+        .filter(|r| matches!(r.check, Check::Graph(_) | Check::Policy(_)))
+        .collect();
+    let object_rules: Vec<(&'static Rule, CheckFn)> = rules
         .iter()
         .filter_map(|&r| match r.check {
-            Check::Graph(check) if cx.runs(r.id) => Some((r, check)),
+            Check::Object(check) => Some((r, check)),
             _ => None,
         })
         .collect();
     let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
     let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
         match graph_rules.get(task) {
-            Some(&(rule, check)) => run_graph_rule(cx, graph, rule, check),
+            Some(&rule) => run_graph_rule(cx, graph, rule, &lint),
             None => chunks[task - graph_rules.len()]
                 .iter()
-                .flat_map(|&u| run_rules(cx, graph, u))
+                .flat_map(|&u| run_rules(cx, graph, &object_rules, u))
                 .collect(),
         }
     });
@@ -35,13 +43,15 @@ pub(super) fn check(cx: &Cx, graph: &Graph) -> Vec<Finding> {
     findings
 }
 
-fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
+fn run_rules(
+    cx: &Cx,
+    graph: &Graph,
+    rules: &[(&'static Rule, CheckFn)],
+    unit: usize,
+) -> Vec<Finding> {
     let obj = &graph.units[unit].obj;
     let mut out = Vec::new();
-    for rule in RULES.iter().filter(|r| cx.runs(r.id)) {
-        let Check::Object(check) = rule.check else {
-            continue;
-        };
+    for &(rule, check) in rules {
         let mut sink = Sink::new(rule);
         check(cx, obj, &mut sink);
         for mut f in sink.finish() {
@@ -53,9 +63,13 @@ fn run_rules(cx: &Cx, graph: &Graph, unit: usize) -> Vec<Finding> {
     out
 }
 
-fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, check: GraphFn) -> Vec<Finding> {
+fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, lint: &[usize]) -> Vec<Finding> {
     let mut sink = Sink::new(rule);
-    check(cx, graph, &mut sink);
+    match rule.check {
+        Check::Graph(check) => check(cx, graph, &mut sink),
+        Check::Policy(policy) => policy.check(cx, graph, lint, &mut sink),
+        Check::Parse | Check::Object(_) => {}
+    }
     sink.finish()
 }
 

@@ -14,7 +14,7 @@ pub use crate::outcome::{Outcome, Summary};
 use crate::redact::Secrets;
 use crate::render::{self, Graph};
 use crate::repo;
-use crate::rules::{Check, Cx, GraphFn, Rule, Sink, Version, RULES};
+use crate::rules::{self, Check, CheckFn, Cx, Rule, Sink, Version};
 use crate::scope::Seen;
 use crate::source::{self, SourceDb, SourceFile};
 use crate::suppress;

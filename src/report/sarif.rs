@@ -21,7 +21,7 @@
 use super::{Reporter, Settings};
 use crate::finding::{Finding, Severity};
 use crate::outcome::Outcome;
-use crate::rules::{Rule, RULES};
+use crate::rules::{self, Check, Rule};
 use crate::yaml::{FileId, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -98,7 +98,8 @@ struct Descriptor<'a> {
     short_description: Text<'a>,
     full_description: OwnedText,
     help: Help<'a>,
-    help_uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
     default_configuration: Configuration,
     properties: DescriptorProperties,
 }
@@ -310,12 +311,21 @@ fn descriptor(rule: &'static Rule) -> Descriptor<'static> {
             text: rule.doc,
             markdown: rule.doc,
         },
-        help_uri: format!("{INFORMATION_URI}/blob/main/rules/{}.md", rule.id),
+        help_uri: match rule.check {
+            Check::Policy(_) => rule.uri.map(str::to_string),
+            _ => Some(format!("{INFORMATION_URI}/blob/main/rules/{}.md", rule.id)),
+        },
         default_configuration: Configuration {
             level: level(rule.severity),
         },
         properties: DescriptorProperties {
-            tags: vec![rule.category.as_str(), "argo-cd"],
+            tags: vec![
+                rule.category.as_str(),
+                match rule.check {
+                    Check::Policy(_) => "policy",
+                    _ => "argo-cd",
+                },
+            ],
             precision: "high",
         },
     }
@@ -488,7 +498,12 @@ fn location(
     }
 }
 
-fn result<'a>(outcome: &'a Outcome, artifacts: &Artifacts, f: &'a Finding) -> SarifResult<'a> {
+fn result<'a>(
+    outcome: &'a Outcome,
+    artifacts: &Artifacts,
+    rules: &[&'static Rule],
+    f: &'a Finding,
+) -> SarifResult<'a> {
     let mut text = f.message.clone();
     if let Some(help) = f.help.as_deref().filter(|h| !h.is_empty()) {
         text.push_str("\nhelp: ");
@@ -499,7 +514,7 @@ fn result<'a>(outcome: &'a Outcome, artifacts: &Artifacts, f: &'a Finding) -> Sa
             .digest();
     SarifResult {
         rule_id: f.rule.id,
-        rule_index: RULES.iter().position(|r| *r == f.rule),
+        rule_index: rules.iter().position(|r| *r == f.rule),
         level: level(f.severity),
         message: OwnedText { text },
         locations: vec![location(
@@ -614,10 +629,11 @@ impl Reporter for Sarif {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let artifacts = Artifacts::collect(outcome);
+        let rules = rules::all();
         let results = outcome
             .findings
             .iter()
-            .map(|f| result(outcome, &artifacts, f))
+            .map(|f| result(outcome, &artifacts, &rules, f))
             .collect();
         let notifications = notifications(outcome, &artifacts);
         let log = Log {
@@ -630,7 +646,7 @@ impl Reporter for Sarif {
                         version: env!("CARGO_PKG_VERSION"),
                         semantic_version: env!("CARGO_PKG_VERSION"),
                         information_uri: INFORMATION_URI,
-                        rules: RULES.iter().map(|r| descriptor(r)).collect(),
+                        rules: rules.iter().map(|r| descriptor(r)).collect(),
                     },
                 },
                 invocations: vec![Invocation {

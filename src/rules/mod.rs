@@ -7,7 +7,8 @@ pub mod sync_options;
 pub mod sync_windows;
 
 pub(crate) mod access;
-mod admission;
+pub(crate) mod admission;
+pub mod custom;
 mod fleet;
 mod ignore_differences;
 pub mod schema;
@@ -31,10 +32,12 @@ pub enum Category {
     Secrets,
     Fleet,
     Admission,
+    /// The repository's own policies, unless they name a category of the built-in ones.
+    Custom,
 }
 
 impl Category {
-    pub const ALL: [Category; 7] = [
+    pub const ALL: [Category; 8] = [
         Category::SyncPolicy,
         Category::IgnoreDifferences,
         Category::Fleet,
@@ -42,6 +45,7 @@ impl Category {
         Category::Access,
         Category::Secrets,
         Category::Admission,
+        Category::Custom,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Category {
             Category::Secrets => "secrets",
             Category::Fleet => "fleet",
             Category::Admission => "admission",
+            Category::Custom => "custom",
         }
     }
 }
@@ -69,6 +74,8 @@ pub enum Check {
     Object(CheckFn),
     /// The whole object graph: parents, children, what each Application renders.
     Graph(GraphFn),
+    /// A policy of the repository's own, over every object it matches in turn.
+    Policy(&'static custom::Policy),
 }
 
 pub struct Rule {
@@ -84,6 +91,9 @@ pub struct Rule {
     pub summary: &'static str,
     /// The Markdown doc from `rules/<id>.md`.
     pub doc: &'static str,
+    /// Where the doc is published, when not in this project's `rules/` folder (a policy's
+    /// own `doc` link).
+    pub uri: Option<&'static str>,
     pub check: Check,
 }
 
@@ -329,28 +339,67 @@ registry! {
     admission::admission_policy_violation,
 }
 
+/// The policies of the repository's own that configs have loaded in this process, after
+/// the built-in rules: a rule once loaded lives as long as the process (findings and
+/// reports hold it by reference, as they hold the built-in ones).
+static CUSTOM: std::sync::RwLock<Vec<&'static Rule>> = std::sync::RwLock::new(Vec::new());
+
+fn custom() -> std::sync::RwLockReadGuard<'static, Vec<&'static Rule>> {
+    CUSTOM.read().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Every rule: the built-in ones in registry order, then the loaded policies in the order
+/// they were loaded.
+pub fn all() -> Vec<&'static Rule> {
+    RULES
+        .iter()
+        .copied()
+        .chain(custom().iter().copied())
+        .collect()
+}
+
+/// Adds a policy's rule. The same policy loaded again (one config read for two paths) is
+/// the rule already there; another rule of its id is an `Err` naming that one.
+pub fn register(rule: Rule, same: impl Fn(&Rule) -> bool) -> Result<&'static Rule, &'static Rule> {
+    if let Some(r) = RULES.iter().copied().find(|r| r.id == rule.id) {
+        return Err(r);
+    }
+    let mut list = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = list.iter().copied().find(|r| r.id == rule.id) {
+        return if same(r) { Ok(r) } else { Err(r) };
+    }
+    let leaked: &'static Rule = Box::leak(Box::new(rule));
+    list.push(leaked);
+    Ok(leaked)
+}
+
 pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES.iter().copied().find(|r| r.id == id)
+    RULES
+        .iter()
+        .copied()
+        .find(|r| r.id == id)
+        .or_else(|| custom().iter().copied().find(|r| r.id == id))
 }
 
 /// The rules a word names: a rule id, a category, or `all`. The config file, the suppressions
 /// in the manifests and the command line all read rule names through this one function, so
 /// that a name means the same everywhere.
 pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
+    let rules = all();
     if word == "all" {
-        return Ok(RULES.iter().map(|r| r.id).collect());
+        return Ok(rules.iter().map(|r| r.id).collect());
     }
     if let Some(c) = Category::ALL.iter().find(|c| c.as_str() == word) {
-        return Ok(RULES
+        return Ok(rules
             .iter()
             .filter(|r| r.category == *c)
             .map(|r| r.id)
             .collect());
     }
-    if let Some(r) = find(word) {
+    if let Some(r) = rules.iter().find(|r| r.id == word) {
         return Ok(vec![r.id]);
     }
-    let names = RULES
+    let names = rules
         .iter()
         .map(|r| r.id)
         .chain(Category::ALL.iter().map(|c| c.as_str()));
@@ -403,6 +452,7 @@ macro_rules! rule {
             fix: $crate::rules::FixAvailability::$fix,
             summary: $summary,
             doc: include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/rules/", $id, ".md")),
+            uri: None,
             check: {
                 #[allow(unused_imports)]
                 use $crate::rules::Check;
@@ -428,7 +478,8 @@ mod tests {
         assert_eq!(select("allow-empty"), Ok(vec!["allow-empty"]));
         let secrets = select("secrets").unwrap();
         assert!(secrets.contains(&"secret-in-git") && !secrets.contains(&"allow-empty"));
-        assert_eq!(select("all").unwrap().len(), RULES.len());
+        let every = select("all").unwrap();
+        assert!(RULES.iter().all(|r| every.contains(&r.id)));
         let typo = select("Secrets-").unwrap_err();
         assert_eq!(typo.message(), "unknown rule or category `Secrets-`");
         assert_eq!(typo.help(), "did you mean `secrets`?");

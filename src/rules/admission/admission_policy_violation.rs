@@ -203,7 +203,7 @@ fn rule_matches(rule: &Node, obj: &Object, namespaced: bool) -> bool {
 }
 
 /// A label selector against a labels mapping: `None` when the selector cannot be read.
-fn selector_matches(sel: Option<&Node>, labels: Option<&Node>) -> Option<bool> {
+pub(crate) fn selector_matches(sel: Option<&Node>, labels: Option<&Node>) -> Option<bool> {
     let Some(sel) = sel.filter(|s| !s.is_null()) else {
         return Some(true);
     };
@@ -337,25 +337,10 @@ fn request<'a>(obj: &Object, namespace: Option<&str>) -> Value<'a> {
 /// (every container's, the init containers' and the pod's) does not say which one failed.
 fn anchor(expr: &Compiled, obj: &Object) -> Span {
     let fallback = obj.root.get("kind").map_or(obj.root.span, |k| k.span);
-    let Some(path) = &expr.object_path else {
-        return fallback;
-    };
-    let mut node = &obj.root;
-    let mut at = fallback;
-    for key in path {
-        match node.entry(key).filter(|e| !e.value.is_null()) {
-            Some(e) => {
-                node = &e.value;
-                at = if node.is_map() || node.is_seq() {
-                    e.key.span
-                } else {
-                    node.span
-                };
-            }
-            None => break,
-        }
+    match &expr.object_path {
+        Some(path) => crate::cel::anchor(&obj.root, path, fallback),
+        None => fallback,
     }
-    at
 }
 
 enum Outcome {

@@ -2,3 +2,5 @@
 //! what the repository renders.
 
 pub mod admission_policy_violation;
+
+pub(crate) use admission_policy_violation::selector_matches;

@@ -1,0 +1,574 @@
+//! The repository's own policies, end to end through the binary: the example policies fire
+//! exactly where their fixtures mark, a mistake in a policy file is a config error at its
+//! place, a policy is a rule like the built-in ones (selection, severity, suppressions,
+//! baselines, every output format, `--context`, `rules`, `explain`), and a hostile condition
+//! stops at its budget.
+#![allow(clippy::unwrap_used)] // a test stops at the first thing that is not as expected
+
+mod common;
+
+use common::{found, json, root, run, run_in};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let path = dir.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn sorted_dir(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|_| panic!("missing folder {}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// `(file relative to the case, line)` of every `# expect: <id>` mark in a case folder.
+fn marks(dir: &Path, id: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for p in sorted_dir(&d) {
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                for (i, line) in text.lines().enumerate() {
+                    if line.trim_end().ends_with(&format!("# expect: {id}")) {
+                        let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                        out.push((rel, i as u64 + 1));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The example policies, by id.
+fn examples() -> Vec<(String, PathBuf)> {
+    sorted_dir(&root().join("examples/policies"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .map(|p| (p.file_stem().unwrap().to_str().unwrap().to_string(), p))
+        .collect()
+}
+
+#[test]
+fn example_policies_fire_exactly_where_their_fixtures_mark() {
+    let mut failures = Vec::new();
+    let examples = examples();
+    assert!(examples.len() >= 5, "examples/policies holds the examples");
+    for (id, _) in &examples {
+        let cases = sorted_dir(&root().join("fixtures/policies").join(id));
+        let name = |p: &PathBuf| p.file_name().unwrap().to_str().unwrap().to_string();
+        if !cases.iter().any(|c| name(c).starts_with("fires"))
+            || !cases.iter().any(|c| name(c).starts_with("ok"))
+        {
+            failures.push(format!("{id}: needs fires-* and ok-* cases"));
+        }
+        for case in cases.iter().filter(|c| c.is_dir()) {
+            let rel = case.strip_prefix(root()).unwrap().display().to_string();
+            let out = run(&["--format", "json", "--fail-on", "never", &rel]);
+            assert_eq!(out.code, 0, "{rel}: {}", out.stderr);
+            let mut at: Vec<(String, u64)> = found(&json(&out))
+                .into_iter()
+                .filter(|(r, _, _)| r == id)
+                .map(|(_, f, l)| {
+                    let f = f.strip_prefix(&rel).unwrap_or(&f);
+                    (f.trim_start_matches('/').to_string(), l)
+                })
+                .collect();
+            at.sort();
+            let want = marks(case, id);
+            if at != want {
+                failures.push(format!(
+                    "{rel}: {id} reported at {at:?}, expected at {want:?}"
+                ));
+            }
+            if name(case).starts_with("fires") && want.is_empty() {
+                failures.push(format!("{rel}: a fires case marks where it fires"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn example_policies_follow_their_json_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("schema/gitops-lint-policy.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the policy schema compiles");
+    for (id, path) in examples() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let parsed = gitops_lint::yaml::parse(0, &text, Default::default());
+        let doc = gitops_lint::yaml::to_json(&parsed.documents[0].root);
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{id}: {errors:?}");
+        assert_eq!(doc["id"], id.as_str(), "a policy file is named for its id");
+    }
+}
+
+const APP: &str = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: NAME
+  namespace: argocd
+spec:
+  project: default
+  source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: v1.0.0}
+  destination: {server: 'https://kubernetes.default.svc', namespace: NS}
+";
+
+fn app(name: &str, ns: &str) -> String {
+    APP.replace("NAME", name).replace("NS", ns)
+}
+
+const OWNER: &str = "id: app-owner
+severity: warning
+summary: Applications name their owner
+message: \"Application `{{ object.metadata.name }}` in {{ object.spec.destination.namespace }} has no owner annotation\"
+help: add metadata.annotations.owner
+match:
+  kind: Application
+  namespace: argocd
+condition: '!has(object.metadata.annotations) || !(\"owner\" in object.metadata.annotations)'
+at: metadata.name
+";
+
+/// A repository with one policy and two Applications that break it.
+fn owner_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    write(dir.path(), ".gitops-lint/policies/owner.yaml", OWNER);
+    write(dir.path(), "apps/a.yaml", &app("a", "team-a"));
+    write(dir.path(), "apps/b.yaml", &app("b", "team-b"));
+    dir
+}
+
+fn lint(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["--format", "json", "--fail-on", "never"];
+    args.extend_from_slice(extra);
+    args.push(".");
+    let out = run_in(dir, &args, LIMIT);
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    json(&out)
+}
+
+fn of(report: &serde_json::Value, rule: &str) -> Vec<serde_json::Value> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == rule)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_policy_reports_with_its_message_help_and_place() {
+    let dir = owner_repo();
+    let report = lint(dir.path(), &[]);
+    let mine = of(&report, "app-owner");
+    assert_eq!(mine.len(), 2, "{report:#}");
+    let a = &mine[0];
+    assert_eq!(a["file"], "apps/a.yaml");
+    assert_eq!(
+        a["message"],
+        "Application `a` in team-a has no owner annotation"
+    );
+    assert_eq!(a["help"], "add metadata.annotations.owner");
+    assert_eq!(a["severity"], "warning");
+    // `at: metadata.name` points at the name's value.
+    assert_eq!(
+        (a["start"]["line"].as_u64(), a["start"]["column"].as_u64()),
+        (Some(4), Some(9))
+    );
+    assert_eq!(a["pointer"], "/metadata/name");
+}
+
+#[test]
+fn a_policy_is_selected_overridden_suppressed_and_baselined_like_a_rule() {
+    let dir = owner_repo();
+    let count = |extra: &[&str]| of(&lint(dir.path(), extra), "app-owner").len();
+    assert_eq!(count(&["--ignore", "app-owner"]), 0);
+    assert_eq!(count(&["--ignore", "custom"]), 0);
+    assert_eq!(count(&["--select", "app-owner"]), 2);
+    let only = lint(dir.path(), &["--select", "app-owner"]);
+    assert!(
+        found(&only).iter().all(|(r, _, _)| r == "app-owner"),
+        "{only:#}"
+    );
+    // A typo in a policy id on the command line is a usage error with a suggestion.
+    let out = run_in(dir.path(), &["--select", "app-ownr", "."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("did you mean `app-owner`?"),
+        "{}",
+        out.stderr
+    );
+
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "rules:\n  severity:\n    app-owner: error\n",
+    );
+    let report = lint(dir.path(), &[]);
+    assert!(of(&report, "app-owner")
+        .iter()
+        .all(|f| f["severity"] == "error"));
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 1, "an error finding of a policy fails the run");
+
+    write(
+        dir.path(),
+        "apps/a.yaml",
+        &app("a", "team-a").replace(
+            "  name: a\n",
+            "  name: a # gitops-lint: ignore[app-owner] owned by the platform team\n",
+        ),
+    );
+    let report = lint(dir.path(), &[]);
+    let left: Vec<_> = of(&report, "app-owner")
+        .iter()
+        .map(|f| f["file"].clone())
+        .collect();
+    assert_eq!(left, ["apps/b.yaml"], "{report:#}");
+
+    let out = run_in(dir.path(), &["--write-baseline", "base.yaml", "."], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(std::fs::read_to_string(dir.path().join("base.yaml"))
+        .unwrap()
+        .contains("app-owner"));
+    assert_eq!(
+        of(&lint(dir.path(), &["--baseline", "base.yaml"]), "app-owner").len(),
+        0
+    );
+}
+
+#[test]
+fn a_policy_appears_in_every_output_format() {
+    let dir = owner_repo();
+    let out = |format: &str| {
+        let o = run_in(
+            dir.path(),
+            &["--format", format, "--fail-on", "never", "."],
+            LIMIT,
+        );
+        assert_eq!(o.code, 0, "{format}: {}", o.stderr);
+        o.stdout
+    };
+    let sarif: serde_json::Value = serde_json::from_str(&out("sarif")).unwrap();
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let index = rules
+        .iter()
+        .position(|r| r["id"] == "app-owner")
+        .expect("the policy is a SARIF rule");
+    assert_eq!(
+        rules[index]["shortDescription"]["text"],
+        "Applications name their owner"
+    );
+    let result = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ruleId"] == "app-owner")
+        .unwrap();
+    assert_eq!(result["ruleIndex"], index);
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["region"]["startLine"],
+        4
+    );
+    for (format, needle) in [
+        ("human", "app-owner"),
+        ("concise", "apps/a.yaml:4:9: warning[app-owner]"),
+        ("github", "app-owner"),
+        ("junit", "app-owner"),
+    ] {
+        let text = out(format);
+        assert!(text.contains(needle), "{format}: {text}");
+    }
+}
+
+#[test]
+fn rules_and_explain_know_the_repositorys_policies() {
+    let dir = owner_repo();
+    let out = run_in(dir.path(), &["rules"], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("app-owner "))
+        .unwrap();
+    assert!(
+        line.contains("custom") && line.contains("warning"),
+        "{line}"
+    );
+    let out = run_in(dir.path(), &["explain", "app-owner"], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("# app-owner\n"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("\"owner\" in object.metadata.annotations"),
+        "{}",
+        out.stdout
+    );
+    // Elsewhere, the policy is unknown.
+    let out = run(&["explain", "app-owner"]);
+    assert_eq!(out.code, 2);
+}
+
+#[test]
+fn a_changed_file_reports_its_policy_findings_in_context_mode() {
+    let dir = owner_repo();
+    let out = run_in(
+        dir.path(),
+        &[
+            "--format",
+            "json",
+            "--fail-on",
+            "never",
+            "--context",
+            "apps/b.yaml",
+        ],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files: Vec<String> = found(&json(&out))
+        .into_iter()
+        .filter(|(r, _, _)| r == "app-owner")
+        .map(|(_, f, _)| f)
+        .collect();
+    assert_eq!(files, ["apps/b.yaml"]);
+}
+
+/// Each mistake, the message it gives and the text it points at.
+#[test]
+fn a_mistake_in_a_policy_file_is_a_config_error_at_its_place() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "id: p\nmessage: m\nconditon: 'true'\n",
+            "unknown key `conditon` in a policy",
+            "did you mean `condition`?",
+        ),
+        ("id: p\nmessage: m\n", "a policy needs `condition`", ""),
+        (
+            "id: p\nmessage: m\ncondition: 'object.spec.replicas >'\n",
+            "CEL:",
+            "",
+        ),
+        (
+            "id: p\nmessage: m\ncondition: 'true'\nseverity: warn\n",
+            "`warn` is not a severity",
+            "did you mean `warning`?",
+        ),
+        (
+            "id: p\nmessage: m\ncondition: 'true'\ncategory: secret\n",
+            "`secret` is not a category",
+            "did you mean `secrets`?",
+        ),
+        (
+            "id: My_Policy\nmessage: m\ncondition: 'true'\n",
+            "`My_Policy` is not a policy id",
+            "",
+        ),
+        (
+            "id: default-project\nmessage: m\ncondition: 'true'\n",
+            "`default-project` is already the id of a built-in rule",
+            "",
+        ),
+        (
+            "id: p\nmessage: m\ncondition: 'true'\nmatch:\n  kinds: [Service]\n",
+            "unknown key `kinds` in match",
+            "did you mean `kind`?",
+        ),
+        (
+            "id: p\nmessage: m\ncondition: 'true'\nmatch:\n  objects: renderd\n",
+            "`renderd` is not written, rendered or both",
+            "did you mean `rendered`?",
+        ),
+        (
+            "id: p\nmessage: 'x {{ object.metadata.name'\ncondition: 'true'\n",
+            "`{{` without its `}}`",
+            "",
+        ),
+        (
+            "id: p\nmessage: m\ncondition: 'true'\nmatch:\n  labels:\n    matchExpressions:\n      - {key: a, operator: Exist}\n",
+            "`Exist` is not an operator",
+            "did you mean `Exists`?",
+        ),
+    ];
+    for (policy, message, help) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+        write(
+            dir.path(),
+            ".gitops-lint.yaml",
+            "policies: [policies/p.yaml]\n",
+        );
+        write(dir.path(), "policies/p.yaml", policy);
+        write(dir.path(), "apps/a.yaml", &app("a", "a"));
+        let out = run_in(dir.path(), &["."], LIMIT);
+        assert_eq!(out.code, 2, "{policy}: {}", out.stderr);
+        assert!(out.stdout.is_empty(), "{policy}: {}", out.stdout);
+        assert!(out.stderr.contains(message), "{policy}:\n{}", out.stderr);
+        assert!(out.stderr.contains(help), "{policy}:\n{}", out.stderr);
+        assert!(
+            out.stderr.contains("policies/p.yaml:"),
+            "{policy}: {}",
+            out.stderr
+        );
+    }
+    // The CEL error points into the expression: line 3, at the `>` with nothing after it.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".gitops-lint.yaml", "policies: [p.yaml]\n");
+    write(
+        dir.path(),
+        "p.yaml",
+        "id: p\nmessage: m\ncondition: 'object.spec.replicas > )'\n",
+    );
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert!(out.stderr.contains("p.yaml:3:"), "{}", out.stderr);
+    // A pattern that names nothing is a mistake in the config.
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "policies: [policy/*.yaml]\n",
+    );
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("`policy/*.yaml` names no policy file"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A pull request's config cannot make the run read a file outside the repository: the
+/// error would quote its lines.
+#[test]
+fn a_policy_outside_the_repository_is_not_read() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(
+        top.path(),
+        "outside.yaml",
+        "id: p\nmessage: m\ncondition: 'true'\nsecret: hunter2\n",
+    );
+    write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+    write(&repo, "apps/a.yaml", &app("a", "a"));
+    let outside = top.path().join("outside.yaml");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, repo.join("link.yaml")).unwrap();
+    let absolute = outside.display().to_string();
+    for named in [
+        "../outside.yaml",
+        absolute.as_str(),
+        "link.yaml",
+        "../*.yaml",
+    ] {
+        write(
+            &repo,
+            ".gitops-lint.yaml",
+            &format!("policies: ['{named}']\n"),
+        );
+        let out = run_in(&repo, &["."], LIMIT);
+        assert_eq!(out.code, 2, "{named}: {}", out.stderr);
+        assert!(!out.stderr.contains("hunter2"), "{named}: {}", out.stderr);
+    }
+    // Nor does a link in the policy folder lead out of it.
+    std::fs::remove_file(repo.join(".gitops-lint.yaml")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, repo.join(".gitops-lint/policies/p.yaml"))
+        .or_else(|_| {
+            std::fs::create_dir_all(repo.join(".gitops-lint/policies"))?;
+            std::os::unix::fs::symlink(&outside, repo.join(".gitops-lint/policies/p.yaml"))
+        })
+        .unwrap();
+    let out = run_in(
+        &repo,
+        &["--format", "json", "--fail-on", "never", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(found(&json(&out)).iter().all(|(r, _, _)| r != "p"));
+}
+
+#[test]
+fn a_policy_id_taken_twice_is_a_config_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "policies: [a.yaml, b.yaml]\n",
+    );
+    write(
+        dir.path(),
+        "a.yaml",
+        "id: p\nmessage: a\ncondition: 'true'\n",
+    );
+    write(
+        dir.path(),
+        "b.yaml",
+        "id: p\nmessage: b\ncondition: 'false'\n",
+    );
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("`p` is already the id of the policy in"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// A condition that would take 10^8 steps on each of 300 objects stops at each evaluation's
+/// budget, then at the policy's budget for the run, and says so; the run ends in seconds.
+#[test]
+fn a_hostile_condition_stops_at_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    let ten = "[0,1,2,3,4,5,6,7,8,9]";
+    let mut cond = "true".to_string();
+    for v in ["a", "b", "c", "d", "e", "f", "g", "h"] {
+        cond = format!("{ten}.all({v}, {cond})");
+    }
+    write(
+        dir.path(),
+        ".gitops-lint/policies/hostile.yaml",
+        &format!("id: hostile\nmessage: m\ncondition: '{cond}'\n"),
+    );
+    for i in 0..300 {
+        write(
+            dir.path(),
+            &format!("cm/{i:03}.yaml"),
+            &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\n"),
+        );
+    }
+    let started = std::time::Instant::now();
+    let report = lint(dir.path(), &["--select", "hostile"]);
+    let took = started.elapsed();
+    let mine = of(&report, "hostile");
+    assert!(mine.iter().all(|f| f["severity"] == "info"), "{report:#}");
+    assert!(mine[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("cost budget exceeded"));
+    let last = mine.last().unwrap()["message"].as_str().unwrap();
+    assert!(
+        last.contains("spent its evaluation budget for the run"),
+        "{last}"
+    );
+    // Each evaluation stops at its budget; the run's budget leaves the rest not evaluated.
+    assert!(mine.len() < 40, "{} findings", mine.len());
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
