@@ -240,6 +240,109 @@ pub struct ConfigAtRevision {
     pub text: String,
 }
 
+/// The regular files a revision's tree holds, by their place in the working tree: what a
+/// config read from a revision (`--trusted-config-rev`) reads its policy files from, so that
+/// a change under review cannot rewrite them either. Blobs are read when asked for.
+pub struct Snapshot {
+    repo: gix::Repository,
+    rev: String,
+    /// The working tree's top, absolute.
+    top: PathBuf,
+    /// Absolute working-tree path → blob, for the regular files of the tree.
+    blobs: std::collections::BTreeMap<PathBuf, ObjectId>,
+}
+
+/// Files a snapshot lists at most: past it the rest of the tree is not seen.
+const MAX_SNAPSHOT_FILES: usize = 200_000;
+
+impl Snapshot {
+    /// The tree of `rev` in the repository that holds `start`.
+    pub fn at(start: &Path, rev: &str) -> Result<Snapshot, String> {
+        let base = crate::paths::dir_of(start);
+        let repo = gix::discover(&base).map_err(|e| {
+            format!(
+                "{} is not inside a git repository: {}",
+                base.display(),
+                describe(&e)
+            )
+        })?;
+        let workdir = repo
+            .workdir()
+            .ok_or_else(|| format!("the repository at {} is bare", repo.git_dir().display()))?;
+        // Written as queries will be (absolute, lexically), not resolved through links.
+        let top =
+            crate::paths::normalize(&std::path::absolute(workdir).map_err(|e| e.to_string())?);
+        let blobs = base_entries(&repo, rev, BStr::new(""))?
+            .into_iter()
+            .filter_map(|(path, base)| match base {
+                Base::Blob(id) => Some((top.join(to_path(path.as_bstr())), id)),
+                Base::Other => None,
+            })
+            .take(MAX_SNAPSHOT_FILES)
+            .collect();
+        Ok(Snapshot {
+            repo,
+            rev: rev.to_string(),
+            top,
+            blobs,
+        })
+    }
+
+    /// `path` (as the working tree writes it) absolute and without `.` or `..`: how the
+    /// snapshot knows it. Nothing on disk is looked at.
+    pub fn key(&self, path: &Path) -> PathBuf {
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        crate::paths::normalize(&abs)
+    }
+
+    /// Whether the revision holds a regular file at `path`.
+    pub fn is_file(&self, path: &Path) -> bool {
+        self.blobs.contains_key(&self.key(path))
+    }
+
+    /// The regular files below the directory `dir`, sorted.
+    pub fn files_below(&self, dir: &Path) -> Vec<PathBuf> {
+        let dir = self.key(dir);
+        self.blobs
+            .range(dir.clone()..)
+            .map(|(p, _)| p)
+            .take_while(|p| p.starts_with(&dir))
+            .filter(|p| *p != &dir)
+            .cloned()
+            .collect()
+    }
+
+    /// `path` as messages name it: `REV:path/in/the/tree`.
+    pub fn name(&self, path: &Path) -> PathBuf {
+        let key = self.key(path);
+        let rel = key.strip_prefix(&self.top).unwrap_or(&key);
+        PathBuf::from(format!("{}:{}", self.rev, rel.display()))
+    }
+
+    /// The text of the file at `path`, if it is at most `limit` bytes of UTF-8.
+    pub fn read(&self, path: &Path, limit: u64) -> Result<String, String> {
+        let id = self
+            .blobs
+            .get(&self.key(path))
+            .ok_or_else(|| "the revision holds no such file".to_string())?;
+        let size = self
+            .repo
+            .find_header(*id)
+            .map_err(|e| describe(&e.into()))?
+            .size();
+        if size > limit {
+            return Err(format!(
+                "{size} bytes, more than the {limit} a policy file may have"
+            ));
+        }
+        let blob = self
+            .repo
+            .find_object(*id)
+            .map_err(|e| describe(&e.into()))?;
+        String::from_utf8(blob.data.clone()).map_err(|_| "the file is not UTF-8".to_string())
+    }
+}
+
 /// Config files larger than this are refused rather than read.
 pub const MAX_CONFIG_SIZE: u64 = 1024 * 1024;
 

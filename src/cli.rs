@@ -449,8 +449,11 @@ impl miette::SourceCode for NamedConfig<'_> {
 /// The governing config (from `--config`, or found above the first path, clamped by the trusted
 /// one if any) and the `repo-urls` of every linted repository.
 fn configs(paths: &[PathBuf], args: &ConfigArgs) -> Result<(Config, Vec<String>), Failure> {
+    // The trusted config first: its policies stand against the repository's own version of
+    // one, which is then not loaded.
+    let trusted = trusted_config(paths, args)?;
     let (governing, mut urls) = repo_configs(paths, args)?;
-    let Some(trusted) = trusted_config(paths, args)? else {
+    let Some(trusted) = trusted else {
         return Ok((governing, urls));
     };
     urls.extend(trusted.repo_urls.iter().cloned());
@@ -482,7 +485,15 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
     let first = paths.first().cloned().unwrap_or_else(|| PathBuf::from("."));
     if let Some(rev) = &args.trusted_config_rev {
         let trusted = match crate::changed::config_at(&first, rev)? {
-            Some(found) => config::parse_named(&found.name, found.dir, found.text)?,
+            Some(found) => {
+                let snapshot = crate::changed::Snapshot::at(&first, rev)?;
+                config::parse_named(
+                    &found.name,
+                    found.dir,
+                    found.text,
+                    crate::policy::Source::Revision(&snapshot),
+                )?
+            }
             None => Config {
                 label: Some(format!("none at {rev} (defaults)")),
                 ..Config::default()
@@ -493,7 +504,7 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
     let Some(file) = &args.trusted_config else {
         return Ok(None);
     };
-    let mut trusted = config::load(file)?;
+    let mut trusted = config::load_trusted(file)?;
     let dir = crate::paths::normalize(&crate::repo::find_root(&first));
     if inside(file, &dir) {
         eprintln!(

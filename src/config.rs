@@ -2,6 +2,7 @@
 //! command line: an unknown key, rule or glob is a usage error that points into the file.
 
 use crate::finding::Severity;
+use crate::policy::Source;
 use crate::repo::CONFIG_FILES;
 use crate::rules::{self, Category, Version, RULES};
 use crate::yaml::{self, Node, ParseLimits, Span};
@@ -568,13 +569,44 @@ pub fn load(path: &Path) -> Result<Config, Box<ConfigError>> {
             more: Vec::new(),
         })
     })?;
-    parse(path, text, crate::paths::dir_of(path))
+    parse(
+        path,
+        text,
+        crate::paths::dir_of(path),
+        Source::Disk { trusted: false },
+    )
+}
+
+/// Reads the config of `--trusted-config`: its policies win over the repository's own
+/// version of a policy of the same id.
+pub fn load_trusted(path: &Path) -> Result<Config, Box<ConfigError>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Box::new(ConfigError {
+            path: path.to_path_buf(),
+            text: String::new(),
+            span: 0..0,
+            message: format!("cannot read the config file: {e}"),
+            help: None,
+            more: Vec::new(),
+        })
+    })?;
+    parse(
+        path,
+        text,
+        crate::paths::dir_of(path),
+        Source::Disk { trusted: true },
+    )
 }
 
 /// Parses config text that is not a file on disk, named `name` (`REV:.gitops-lint.yaml`),
-/// its `per-path` globs relative to `dir`.
-pub fn parse_named(name: &str, dir: PathBuf, text: String) -> Result<Config, Box<ConfigError>> {
-    let mut c = parse(Path::new(name), text, dir.clone())?;
+/// its `per-path` globs relative to `dir`, its policies read from `src`.
+pub fn parse_named(
+    name: &str,
+    dir: PathBuf,
+    text: String,
+    src: Source<'_>,
+) -> Result<Config, Box<ConfigError>> {
+    let mut c = parse(Path::new(name), text, dir.clone(), src)?;
     c.label = Some(name.to_string());
     c.glob_dir = Some(dir);
     Ok(c)
@@ -588,7 +620,7 @@ pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
         None => {
             let root = crate::repo::find_root(start);
             Ok(Config {
-                policies: crate::policy::load_folder(&root.join(POLICY_FOLDER))?,
+                policies: crate::policy::load_folder(&root, Source::Disk { trusted: false })?,
                 ..Config::default()
             })
         }
@@ -826,7 +858,12 @@ impl Reader<'_> {
 }
 
 /// Parses a config whose `policies` and policy folder are relative to `dir`.
-fn parse(path: &Path, text: String, dir: PathBuf) -> Result<Config, Box<ConfigError>> {
+fn parse(
+    path: &Path,
+    text: String,
+    dir: PathBuf,
+    src: Source<'_>,
+) -> Result<Config, Box<ConfigError>> {
     let r = Reader::new(path, &text);
     let mut config = Config {
         path: Some(path.to_path_buf()),
@@ -837,10 +874,10 @@ fn parse(path: &Path, text: String, dir: PathBuf) -> Result<Config, Box<ConfigEr
     // Policies first: the rest of the config may name them.
     if let Some(list) = root.filter(|n| n.is_map()).and_then(|n| n.get("policies")) {
         if let Some(patterns) = r.keep(r.list(list, "policies")) {
-            config.policies = crate::policy::load_patterns(&r, &dir, &patterns);
+            config.policies = crate::policy::load_patterns(&r, &dir, &patterns, src);
         }
     }
-    if let Some(found) = r.keep(crate::policy::load_folder(&dir.join(POLICY_FOLDER))) {
+    if let Some(found) = r.keep(crate::policy::load_folder(&dir, src)) {
         for rule in found {
             if !config.policies.contains(&rule) {
                 config.policies.push(rule);

@@ -53,19 +53,23 @@ pub(crate) fn load_patterns(
     r: &Reader<'_>,
     dir: &Path,
     patterns: &[(&str, Span)],
+    src: Source<'_>,
 ) -> Vec<&'static Rule> {
     let mut out = Vec::new();
     let bound = bound_of(dir);
     for &(pattern, span) in patterns {
-        let files = files_of(dir, pattern, bound.as_deref()).and_then(|files| {
-            match files.iter().find(|f| !inside(f, bound.as_deref())) {
-                Some(f) => Err(format!(
-                    "`{pattern}` names {}, outside the repository",
-                    f.display()
-                )),
-                None => Ok(files),
-            }
-        });
+        let files = match src {
+            Source::Disk { .. } => files_of(dir, pattern, bound.as_deref()).and_then(|files| {
+                match files.iter().find(|f| !inside(f, bound.as_deref())) {
+                    Some(f) => Err(format!(
+                        "`{pattern}` names {}, outside the repository",
+                        f.display()
+                    )),
+                    None => Ok(files),
+                }
+            }),
+            Source::Revision(snapshot) => snapshot_files(snapshot, dir, pattern),
+        };
         match files {
             Ok(files) if files.is_empty() => {
                 r.keep::<()>(Err(r.error(
@@ -78,7 +82,7 @@ pub(crate) fn load_patterns(
             }
             Ok(files) => {
                 for f in files {
-                    if let Some(rules) = r.keep(load_file(&f)) {
+                    if let Some(rules) = r.keep(load_file(&f, src)) {
                         out.extend(rules);
                     }
                 }
@@ -89,6 +93,60 @@ pub(crate) fn load_patterns(
         }
     }
     out
+}
+
+/// Where policy files are read from.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// The file system, within the repository of the config; `trusted` for the config of
+    /// `--trusted-config`.
+    Disk { trusted: bool },
+    /// The tree of a revision, for a config read from that revision: a change under review
+    /// can no more rewrite its policies than the config itself.
+    Revision(&'a crate::changed::Snapshot),
+}
+
+impl Source<'_> {
+    /// Whether the policies come from the trusted config: those win over the repository's
+    /// own version of a policy of the same id.
+    fn trusted(self) -> bool {
+        match self {
+            Source::Disk { trusted } => trusted,
+            Source::Revision(_) => true,
+        }
+    }
+}
+
+/// What `pattern` names in a revision's tree, relative to `dir`.
+fn snapshot_files(
+    snapshot: &crate::changed::Snapshot,
+    dir: &Path,
+    pattern: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let in_folder = |folder: &Path| -> Vec<PathBuf> {
+        let key = snapshot.key(folder);
+        snapshot
+            .files_below(folder)
+            .into_iter()
+            .filter(|p| p.parent() == Some(key.as_path()) && is_yaml(p))
+            .collect()
+    };
+    if !crate::glob::is_glob(pattern) {
+        let p = dir.join(pattern);
+        return Ok(if snapshot.is_file(&p) {
+            vec![snapshot.key(&p)]
+        } else {
+            in_folder(&p)
+        });
+    }
+    let matcher = crate::glob::files(pattern, true)
+        .ok_or_else(|| format!("`{pattern}` is not a valid glob"))?;
+    let base = snapshot.key(dir);
+    Ok(snapshot
+        .files_below(dir)
+        .into_iter()
+        .filter(|p| is_yaml(p) && p.strip_prefix(&base).is_ok_and(|rel| matcher.is_match(rel)))
+        .collect())
 }
 
 /// What policy files may be read from, for a config in `dir`: its git repository (the
@@ -111,11 +169,32 @@ fn inside(file: &Path, bound: Option<&Path>) -> bool {
     }
 }
 
-/// The policy files of a folder (`.gitops-lint/policies/`), in path order.
-pub fn load_folder(dir: &Path) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+/// The policy files of the policy folder beside a config in `dir` (`.gitops-lint/policies/`),
+/// in path order. A folder that leads out of the repository (a link) is a mistake.
+pub fn load_folder(dir: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+    let folder = dir.join(crate::config::POLICY_FOLDER);
+    let files = match src {
+        Source::Disk { .. } => {
+            if !folder.is_dir() {
+                return Ok(Vec::new());
+            }
+            if !inside(&folder, bound_of(dir).as_deref()) {
+                return Err(Box::new(ConfigError {
+                    path: folder.clone(),
+                    text: String::new(),
+                    span: 0..0,
+                    message: "the policy folder leads outside the repository".into(),
+                    help: Some("keep policy files in the repository, not behind a link".into()),
+                    more: Vec::new(),
+                }));
+            }
+            yaml_files(&folder)
+        }
+        Source::Revision(snapshot) => snapshot_files(snapshot, &folder, ".").unwrap_or_default(),
+    };
     let mut out = Vec::new();
-    for f in yaml_files(dir) {
-        out.extend(load_file(&f)?);
+    for f in files {
+        out.extend(load_file(&f, src)?);
     }
     Ok(out)
 }
@@ -205,10 +284,14 @@ fn walk(dir: &Path, depth: usize, left: &mut usize, found: &mut dyn FnMut(&Path)
 }
 
 /// The policies of one file, each document one policy, registered as rules.
-pub fn load_file(path: &Path) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+pub fn load_file(path: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+    let shown = match src {
+        Source::Disk { .. } => path.to_path_buf(),
+        Source::Revision(snapshot) => snapshot.name(path),
+    };
     let failed = |message: String| {
         Box::new(ConfigError {
-            path: path.to_path_buf(),
+            path: shown.clone(),
             text: String::new(),
             span: 0..0,
             message,
@@ -216,23 +299,29 @@ pub fn load_file(path: &Path) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
             more: Vec::new(),
         })
     };
-    let bytes = crate::source::read_limited(path, MAX_FILE).map_err(|e| {
-        failed(match e {
-            crate::source::ReadError::TooLarge { size, limit } => format!(
-                "the policy file is {size} bytes, over the {limit} bytes a policy file may have"
-            ),
-            crate::source::ReadError::Io(e) => format!("cannot read the policy file: {e}"),
-        })
-    })?;
-    let text =
-        String::from_utf8(bytes).map_err(|_| failed("the policy file is not UTF-8".into()))?;
-    let r = Reader::new(path, &text);
+    let text = match src {
+        Source::Disk { .. } => {
+            let bytes = crate::source::read_limited(path, MAX_FILE).map_err(|e| {
+                failed(match e {
+                    crate::source::ReadError::TooLarge { size, limit } => format!(
+                        "the policy file is {size} bytes, over the {limit} bytes a policy file may have"
+                    ),
+                    crate::source::ReadError::Io(e) => format!("cannot read the policy file: {e}"),
+                })
+            })?;
+            String::from_utf8(bytes).map_err(|_| failed("the policy file is not UTF-8".into()))?
+        }
+        Source::Revision(snapshot) => snapshot
+            .read(path, MAX_FILE)
+            .map_err(|e| failed(format!("cannot read the policy file: {e}")))?,
+    };
+    let r = Reader::new(&shown, &text);
     let mut out = Vec::new();
     for doc in r.documents() {
         if doc.root.is_null() {
             continue;
         }
-        if let Some(rule) = read(&r, &doc.root) {
+        if let Some(rule) = read(&r, &doc.root, src.trusted()) {
             out.push(rule);
         }
     }
@@ -240,7 +329,7 @@ pub fn load_file(path: &Path) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
 }
 
 /// One policy document, compiled and registered; `None` when it has mistakes (kept in `r`).
-fn read(r: &Reader<'_>, root: &Node) -> Option<&'static Rule> {
+fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
     let before = r.mistakes();
     if !r.keys(root, &KEYS, "a policy") {
         return None;
@@ -356,6 +445,7 @@ fn read(r: &Reader<'_>, root: &Node) -> Option<&'static Rule> {
     match rules::register(
         rule,
         |other| matches!(other.check, Check::Policy(p) if p.file == file && p.text == text),
+        trusted,
     ) {
         Ok(rule) => Some(rule),
         Err(other) => {

@@ -572,3 +572,56 @@ fn a_hostile_condition_stops_at_its_budget() {
     assert!(mine.len() < 40, "{} findings", mine.len());
     assert!(took < Duration::from_secs(30), "{took:?}");
 }
+
+/// Under `--trusted-config-rev`, the trusted config's policies are read from the revision: a
+/// pull request that rewrites or deletes one does not change what runs.
+#[test]
+fn a_trusted_revisions_policies_stand_against_the_working_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    common::git(repo, &["init", "-q"]);
+    for (k, v) in [
+        ("user.name", "Test"),
+        ("user.email", "test@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        common::git(repo, &["config", k, v]);
+    }
+    write(repo, ".gitops-lint.yaml", "policies: [platform]\n");
+    write(repo, "platform/owner.yaml", OWNER);
+    write(repo, "apps/a.yaml", &app("a", "team-a"));
+    common::git(repo, &["add", "-A"]);
+    common::git(repo, &["commit", "-qm", "base"]);
+    let trusted = ["--trusted-config-rev", "HEAD"];
+    let mine = |extra: &[&str]| of(&lint(repo, extra), "app-owner").len();
+    assert_eq!(mine(&trusted), 1);
+    // The change under review turns the policy off, then drops it altogether.
+    let off: String = OWNER
+        .lines()
+        .map(|l| {
+            if l.starts_with("condition:") {
+                "condition: 'false'"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    write(repo, "platform/owner.yaml", &off);
+    assert_eq!(
+        mine(&[]),
+        0,
+        "the working tree's version, without a trusted config"
+    );
+    assert_eq!(mine(&trusted), 1, "the revision's version stands");
+    std::fs::remove_dir_all(repo.join("platform")).unwrap();
+    write(repo, ".gitops-lint.yaml", "rules:\n  ignore: [app-owner]\n");
+    assert_eq!(mine(&trusted), 1, "nor can the config drop or ignore it");
+    let out = run_in(repo, &["config", "--trusted-config-rev", "HEAD"], LIMIT);
+    assert!(
+        out.stdout
+            .contains("app-owner (warning, HEAD:platform/owner.yaml)"),
+        "{}",
+        out.stdout
+    );
+}

@@ -63,6 +63,19 @@ pub fn print(
             t.name().unwrap_or_else(|| "defaults".into())
         )?;
     }
+    if !c.policies.is_empty() {
+        writeln!(
+            out,
+            "policies:                                    # the repository's own rules"
+        )?;
+        for p in &c.policies {
+            let file = match p.check {
+                crate::rules::Check::Policy(policy) => policy.file.display().to_string(),
+                _ => String::new(),
+            };
+            writeln!(out, "  - {} ({}, {})", p.id, p.severity.as_str(), file)?;
+        }
+    }
     let from = |key: &str| match &c.trusted {
         Some(t) if c.from_trusted.contains(key) => origin(t, key),
         _ => origin(c, key),

@@ -340,36 +340,53 @@ registry! {
 }
 
 /// The policies of the repository's own that configs have loaded in this process, after
-/// the built-in rules: a rule once loaded lives as long as the process (findings and
-/// reports hold it by reference, as they hold the built-in ones).
-static CUSTOM: std::sync::RwLock<Vec<&'static Rule>> = std::sync::RwLock::new(Vec::new());
+/// the built-in rules, each with whether a trusted config loaded it: a rule once loaded lives
+/// as long as the process (findings and reports hold it by reference, as they hold the
+/// built-in ones).
+static CUSTOM: std::sync::RwLock<Vec<(&'static Rule, bool)>> = std::sync::RwLock::new(Vec::new());
 
-fn custom() -> std::sync::RwLockReadGuard<'static, Vec<&'static Rule>> {
-    CUSTOM.read().unwrap_or_else(|e| e.into_inner())
+fn custom() -> Vec<&'static Rule> {
+    CUSTOM
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .map(|(r, _)| *r)
+        .collect()
 }
 
 /// Every rule: the built-in ones in registry order, then the loaded policies in the order
 /// they were loaded.
 pub fn all() -> Vec<&'static Rule> {
-    RULES
-        .iter()
-        .copied()
-        .chain(custom().iter().copied())
-        .collect()
+    RULES.iter().copied().chain(custom()).collect()
 }
 
 /// Adds a policy's rule. The same policy loaded again (one config read for two paths) is
-/// the rule already there; another rule of its id is an `Err` naming that one.
-pub fn register(rule: Rule, same: impl Fn(&Rule) -> bool) -> Result<&'static Rule, &'static Rule> {
+/// the rule already there. Between a trusted config's policy and the repository's own of the
+/// same id, the trusted one stands (a change under review cannot rewrite it); any other rule
+/// of its id is an `Err` naming that one.
+pub fn register(
+    rule: Rule,
+    same: impl Fn(&Rule) -> bool,
+    trusted: bool,
+) -> Result<&'static Rule, &'static Rule> {
     if let Some(r) = RULES.iter().copied().find(|r| r.id == rule.id) {
         return Err(r);
     }
     let mut list = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(r) = list.iter().copied().find(|r| r.id == rule.id) {
-        return if same(r) { Ok(r) } else { Err(r) };
+    if let Some(i) = list.iter().position(|(r, _)| r.id == rule.id) {
+        let (r, was_trusted) = list[i];
+        return match (same(r), was_trusted, trusted) {
+            (true, ..) | (false, true, false) => Ok(r),
+            (false, false, true) => {
+                let leaked: &'static Rule = Box::leak(Box::new(rule));
+                list[i] = (leaked, true);
+                Ok(leaked)
+            }
+            _ => Err(r),
+        };
     }
     let leaked: &'static Rule = Box::leak(Box::new(rule));
-    list.push(leaked);
+    list.push((leaked, trusted));
     Ok(leaked)
 }
 
@@ -378,7 +395,7 @@ pub fn find(id: &str) -> Option<&'static Rule> {
         .iter()
         .copied()
         .find(|r| r.id == id)
-        .or_else(|| custom().iter().copied().find(|r| r.id == id))
+        .or_else(|| custom().into_iter().find(|r| r.id == id))
 }
 
 /// The rules a word names: a rule id, a category, or `all`. The config file, the suppressions
