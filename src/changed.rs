@@ -325,20 +325,13 @@ impl Snapshot {
             .blobs
             .get(&self.key(path))
             .ok_or_else(|| "the revision holds no such file".to_string())?;
-        let size = self
-            .repo
-            .find_header(*id)
-            .map_err(|e| describe(&e.into()))?
-            .size();
+        let size = self.repo.find_header(*id).map_err(|e| describe(&e))?.size();
         if size > limit {
             return Err(format!(
                 "{size} bytes, more than the {limit} a policy file may have"
             ));
         }
-        let blob = self
-            .repo
-            .find_object(*id)
-            .map_err(|e| describe(&e.into()))?;
+        let blob = self.repo.find_object(*id).map_err(|e| describe(&e))?;
         String::from_utf8(blob.data.clone()).map_err(|_| "the file is not UTF-8".to_string())
     }
 }
