@@ -101,6 +101,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                 operand,
                 field,
                 test,
+                optional,
             } => {
                 if let Expr::Ident(name) = &**operand {
                     let local = self.locals.iter().any(|(n, _)| n == name);
@@ -113,12 +114,23 @@ impl<'b, 'a> Eval<'b, 'a> {
                     }
                 }
                 let v = self.eval(operand)?;
-                self.select(v, field, *test)
+                // Past an optional selection, the rest of the chain is optional too.
+                match v {
+                    Value::Optional(None) if !*test => Ok(Value::Optional(None)),
+                    Value::Optional(Some(inner)) if !*test => self.optional_select(*inner, field),
+                    v if *optional => self.optional_select(v, field),
+                    v => self.select(v, field, *test),
+                }
             }
-            Expr::Index(operand, index) => {
+            Expr::Index(operand, index, optional) => {
                 let v = self.eval(operand)?;
                 let i = self.eval(index)?;
-                self.index(v, i)
+                match v {
+                    Value::Optional(None) => Ok(Value::Optional(None)),
+                    Value::Optional(Some(inner)) => self.optional_index(*inner, i),
+                    v if *optional => self.optional_index(v, i),
+                    v => self.index(v, i),
+                }
             }
             Expr::List(items) => {
                 let mut out = Vec::with_capacity(items.len());
@@ -238,6 +250,30 @@ impl<'b, 'a> Eval<'b, 'a> {
             return Ok(Value::Bool(found.is_some()));
         }
         found.ok_or_else(|| EvalError::Error(format!("no such key: {field}")))
+    }
+
+    /// `v.?field`: the field as an optional, empty where `v` has no such field.
+    fn optional_select(&mut self, v: Value<'a>, field: &str) -> Result<Value<'a>, EvalError> {
+        let present = self.select(v.clone(), field, true)?;
+        if matches!(present, Value::Bool(true)) {
+            let found = self.select(v, field, false)?;
+            Ok(Value::Optional(Some(Box::new(found))))
+        } else {
+            Ok(Value::Optional(None))
+        }
+    }
+
+    /// `v[?i]`: the element or entry as an optional, empty where there is none.
+    fn optional_index(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
+        match self.index(v, i) {
+            Ok(found) => Ok(Value::Optional(Some(Box::new(found)))),
+            Err(EvalError::Error(m))
+                if m.starts_with("no such key") || m.starts_with("index out of range") =>
+            {
+                Ok(Value::Optional(None))
+            }
+            Err(e) => Err(e),
+        }
     }
 
     fn index(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
@@ -412,6 +448,11 @@ impl<'b, 'a> Eval<'b, 'a> {
             (Value::Duration(x), Value::Duration(y)) => x == y,
             (Value::Timestamp(x), Value::Timestamp(y)) => x == y,
             (Value::Ext(x), Value::Ext(y)) => x == y,
+            (Value::Optional(x), Value::Optional(y)) => match (x, y) {
+                (None, None) => true,
+                (Some(x), Some(y)) => self.equals(x, y)?,
+                _ => false,
+            },
             _ if is_list(&a) && is_list(&b) => {
                 let (x, y) = (self.items(&a)?, self.items(&b)?);
                 if x.len() != y.len() {
@@ -867,7 +908,7 @@ fn uses<'e>(e: &'e Expr, root: &str, mut visit: impl FnMut(Option<Vec<&'e str>>)
                 stack.extend(target.iter().map(|t| &**t));
                 stack.extend(args);
             }
-            Expr::Index(a, b) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
+            Expr::Index(a, b, _) | Expr::Binary(_, a, b) | Expr::And(a, b) | Expr::Or(a, b) => {
                 stack.extend([&**a, &**b]);
             }
             Expr::Cond(a, b, c) => stack.extend([&**a, &**b, &**c]),

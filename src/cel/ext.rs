@@ -46,6 +46,27 @@ type R<'a> = Result<Value<'a>, EvalError>;
 
 /// Dispatches a call. Receiver-style (`x.f(y)`) and global (`f(x, y)`) calls of the standard
 /// functions that allow both are folded into one argument list.
+/// Whether `x` is the zero value of its type (`optional.ofNonZeroValue`).
+fn is_zero<'a>(ev: &mut Eval<'_, 'a>, x: &Value<'a>) -> Result<bool, EvalError> {
+    Ok(match x.scalar() {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Int(i) => i == 0,
+        Value::Uint(u) => u == 0,
+        Value::Double(d) => d == 0.0,
+        Value::String(s) => s.is_empty(),
+        Value::Bytes(b) => b.is_empty(),
+        Value::Duration(d) => d == 0,
+        Value::Timestamp(t) => t == 0,
+        Value::Optional(o) => o.is_none(),
+        v @ (Value::List(_) | Value::Map(_) | Value::Node(_)) => match size(ev, &v)? {
+            Value::Int(n) => n == 0,
+            _ => false,
+        },
+        Value::Type(_) | Value::Ext(_) => false,
+    })
+}
+
 pub fn call<'a>(
     ev: &mut Eval<'_, 'a>,
     target: Option<Value<'a>>,
@@ -65,6 +86,24 @@ pub fn call<'a>(
     }
     let refs: Vec<&Value<'a>> = all.iter().collect();
     match (func, method, all.as_slice()) {
+        // Optional values (cel-go's optional library, which Kubernetes enables).
+        ("optional.of", false, [x]) => Ok(Value::Optional(Some(Box::new(x.clone())))),
+        ("optional.none", false, []) => Ok(Value::Optional(None)),
+        ("optional.ofNonZeroValue", false, [x]) => Ok(Value::Optional(
+            (!is_zero(ev, x)?).then(|| Box::new(x.clone())),
+        )),
+        ("hasValue", true, [Value::Optional(o)]) => Ok(Value::Bool(o.is_some())),
+        ("value", true, [Value::Optional(o)]) => match o {
+            Some(v) => Ok((**v).clone()),
+            None => Err(EvalError::Error("optional.none() dereference".into())),
+        },
+        ("orValue", true, [Value::Optional(o), default]) => Ok(match o {
+            Some(v) => (**v).clone(),
+            None => default.clone(),
+        }),
+        ("or", true, [Value::Optional(o), Value::Optional(other)]) => {
+            Ok(Value::Optional(o.clone().or_else(|| other.clone())))
+        }
         ("size", _, [x]) => size(ev, x),
         ("dyn", false, [x]) => Ok(x.clone()),
         ("type", false, [x]) => Ok(Value::Type(x.type_name())),

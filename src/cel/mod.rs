@@ -87,6 +87,8 @@ pub enum Value<'a> {
     Timestamp(i128),
     /// A value of a Kubernetes library type (URL, IP, CIDR, quantity).
     Ext(ext::Ext),
+    /// An optional value (`object.?spec`, `optional.of(x)`); `None` is `optional.none()`.
+    Optional(Option<Box<Value<'a>>>),
 }
 
 impl<'a> Value<'a> {
@@ -130,6 +132,7 @@ impl<'a> Value<'a> {
             Value::Duration(_) => "google.protobuf.Duration".into(),
             Value::Timestamp(_) => "google.protobuf.Timestamp".into(),
             Value::Ext(e) => e.type_name().into(),
+            Value::Optional(_) => "optional_type".into(),
             Value::Node(n) => match node_scalar(n) {
                 Some(v) => v.type_name(),
                 None if n.is_seq() => "list".into(),
@@ -184,6 +187,12 @@ fn write_text(v: &Value<'_>, out: &mut String, depth: usize, top: bool) {
         Value::Duration(n) => out.push_str(&eval::format_duration(*n)),
         Value::Timestamp(t) => out.push_str(&eval::format_timestamp(*t)),
         Value::Ext(e) => out.push_str(&e.to_text()),
+        Value::Optional(None) => out.push_str("optional.none()"),
+        Value::Optional(Some(v)) => {
+            out.push_str("optional.of(");
+            write_text(v, out, depth + 1, false);
+            out.push(')');
+        }
         Value::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

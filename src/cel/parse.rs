@@ -50,18 +50,21 @@ pub enum Macro {
 pub enum Expr {
     Lit(Lit),
     Ident(String),
-    /// `operand.field`; `test` is the `has(operand.field)` form.
+    /// `operand.field`; `test` is the `has(operand.field)` form, `optional` the
+    /// `operand.?field` one.
     Select {
         operand: Box<Expr>,
         field: String,
         test: bool,
+        optional: bool,
     },
     Call {
         target: Option<Box<Expr>>,
         func: String,
         args: Vec<Expr>,
     },
-    Index(Box<Expr>, Box<Expr>),
+    /// `operand[index]`, or `operand[?index]` when the bool is set.
+    Index(Box<Expr>, Box<Expr>, bool),
     List(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),
     Not(Box<Expr>),
@@ -194,8 +197,8 @@ impl<'s> Lexer<'s> {
             }
             _ => {
                 const PUNCT: &[&str] = &[
-                    "==", "!=", "<=", ">=", "&&", "||", "?.", "[?", "+", "-", "*", "/", "%", "<",
-                    ">", "!", "?", ":", ".", ",", "[", "]", "(", ")", "{", "}",
+                    "==", "!=", "<=", ">=", "&&", "||", "[?", "+", "-", "*", "/", "%", "<", ">",
+                    "!", "?", ":", ".", ",", "[", "]", "(", ")", "{", "}",
                 ];
                 let rest = &self.src[self.pos..];
                 let Some(p) = PUNCT.iter().find(|p| rest.starts_with(**p)) else {
@@ -573,8 +576,12 @@ impl Parser<'_> {
         loop {
             if self.is(".") {
                 self.bump()?;
+                let optional = self.is("?");
+                if optional {
+                    self.bump()?;
+                }
                 let name = self.name(true)?;
-                if self.is("(") {
+                if !optional && self.is("(") {
                     self.bump()?;
                     let (args, da) = self.args(")", depth + 1)?;
                     let dd = d.max(da) + 1;
@@ -585,30 +592,21 @@ impl Parser<'_> {
                             operand: Box::new(e),
                             field: name,
                             test: false,
+                            optional,
                         },
                         d + 1,
                     )?;
                 }
-            } else if self.is("?.") {
-                self.bump()?;
-                self.name(true)?;
-                (e, d) = self.node(
-                    Expr::Unsupported("optional field selection `?.`".into()),
-                    d + 1,
-                )?;
             } else if self.is("[?") {
                 self.bump()?;
-                let (_, di) = self.expr(depth + 1)?;
+                let (i, di) = self.expr(depth + 1)?;
                 self.expect("]")?;
-                (e, d) = self.node(
-                    Expr::Unsupported("optional index `[?`".into()),
-                    d.max(di) + 1,
-                )?;
+                (e, d) = self.node(Expr::Index(Box::new(e), Box::new(i), true), d.max(di) + 1)?;
             } else if self.is("[") {
                 self.bump()?;
                 let (i, di) = self.expr(depth + 1)?;
                 self.expect("]")?;
-                (e, d) = self.node(Expr::Index(Box::new(e), Box::new(i)), d.max(di) + 1)?;
+                (e, d) = self.node(Expr::Index(Box::new(e), Box::new(i), false), d.max(di) + 1)?;
             } else {
                 return Ok((e, d));
             }
@@ -686,11 +684,19 @@ impl Parser<'_> {
             let (args, d) = self.args(")", depth + 1)?;
             if name == "has" {
                 return match <[Expr; 1]>::try_from(args) {
-                    Ok([Expr::Select { operand, field, .. }]) => self.node(
+                    Ok(
+                        [Expr::Select {
+                            operand,
+                            field,
+                            optional: false,
+                            ..
+                        }],
+                    ) => self.node(
                         Expr::Select {
                             operand,
                             field,
                             test: true,
+                            optional: false,
                         },
                         d + 1,
                     ),

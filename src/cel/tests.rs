@@ -338,11 +338,35 @@ fn quantities() {
     unsupported("quantity('1').mul(2)");
 }
 
+/// cel-go's optional library (`cel.OptionalTypes`), which the API server enables: `.?` and
+/// `[?]` select into an optional, the rest of a chain after one is optional too, and
+/// `orValue`, `hasValue`, `value`, `or`, `optional.of/none/ofNonZeroValue` take it apart.
+#[test]
+fn optional_values() {
+    ok("{'a': 1}.?a", "optional.of(1)");
+    ok("{'a': 1}.?b", "optional.none()");
+    ok("{'a': 1}.?b.orValue(7)", "7");
+    ok("{'a': {'b': 2}}.?a.b", "optional.of(2)");
+    ok("{'a': {'b': 2}}.?a.c", "optional.none()");
+    ok("{'a': {'b': 2}}.?x.c.d", "optional.none()");
+    ok("{'a': {'b': 2}}.?a.?b.value()", "2");
+    ok("[1, 2][?1]", "optional.of(2)");
+    ok("[1, 2][?5].hasValue()", "false");
+    ok("{'k': 'v'}[?'k'].orValue('-')", "v");
+    ok("{'k': 'v'}[?'x'].orValue('-')", "-");
+    ok("optional.of(1) == optional.of(1)", "true");
+    ok("optional.none() == optional.none()", "true");
+    ok("optional.none().or(optional.of(3)).value()", "3");
+    ok("optional.ofNonZeroValue('').hasValue()", "false");
+    ok("optional.ofNonZeroValue([1]).hasValue()", "true");
+    ok("type(optional.none())", "optional_type");
+    fails("optional.none().value()", "optional.none() dereference");
+    fails("'a'.?b", "no such overload");
+}
+
 #[test]
 fn unsupported_is_never_a_guess() {
     unsupported("nosuchfunction(1)");
-    unsupported("{'a': 1}?.a");
-    unsupported("[1][?0]");
     unsupported("authorizer.group('apps')");
     unsupported(
         "authorizer.group('apps').resource('deployments').namespace('a').check('scale').allowed()",
@@ -460,6 +484,26 @@ fn yaml_nodes_are_read_lazily_and_keep_their_span() {
         let p = Program::compile(src).unwrap();
         p.eval(&b, &mut Budget::new(DEFAULT_BUDGET))
     };
+    // An optional read of the object keeps the node, and a chain through it ends in a value.
+    assert_eq!(
+        eval("object.?spec.?replicas.orValue(1)")
+            .unwrap()
+            .span()
+            .map(|s| &DEPLOY[s.range()]),
+        Some("7")
+    );
+    assert_eq!(
+        eval("object.?spec.?minReadySeconds.orValue(0)")
+            .unwrap()
+            .to_text(),
+        "0"
+    );
+    assert_eq!(
+        eval("object.?spec.?paused.orValue(false)")
+            .unwrap()
+            .to_text(),
+        "true"
+    );
     let v = eval("object.spec.replicas").unwrap();
     let span = v.span().unwrap();
     assert_eq!(&DEPLOY[span.range()], "7");
