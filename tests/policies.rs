@@ -625,3 +625,61 @@ fn a_trusted_revisions_policies_stand_against_the_working_tree() {
         out.stdout
     );
 }
+
+/// A changed manifest that an Application deploys is judged as rendered, with its
+/// Application bound, in `--context` mode as in a full run.
+#[test]
+fn a_changed_rendered_object_is_judged_with_its_application_in_context_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    write(
+        repo,
+        ".gitops-lint.yaml",
+        "repo-urls: ['https://example.com/r.git']\n",
+    );
+    write(
+        repo,
+        ".gitops-lint/policies/lb.yaml",
+        "id: lb-outside-ingress
+message: \"{{ object.metadata.name }} is a LoadBalancer in {{ objectNamespace }} (deployed by {{ application.metadata.name }})\"
+match: {kind: Service, objects: rendered}
+condition: object.?spec.?type.orValue('') == 'LoadBalancer' && objectNamespace != 'ingress'
+",
+    );
+    write(
+        repo,
+        "apps/web.yaml",
+        &app("web", "shop").replace("path: a", "path: services/web"),
+    );
+    write(
+        repo,
+        "services/web/service.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  type: LoadBalancer\n",
+    );
+    let full = of(&lint(repo, &[]), "lb-outside-ingress");
+    assert_eq!(full.len(), 1);
+    assert_eq!(
+        full[0]["message"],
+        "web is a LoadBalancer in shop (deployed by web)"
+    );
+    assert_eq!(
+        full[0]["start"]["line"], 6,
+        "at the one path the condition reads"
+    );
+    for changed in ["services/web/service.yaml", "apps/web.yaml"] {
+        let out = run_in(
+            repo,
+            &[
+                "--format",
+                "json",
+                "--fail-on",
+                "never",
+                "--context",
+                changed,
+            ],
+            LIMIT,
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(of(&json(&out), "lb-outside-ingress"), full, "{changed}");
+    }
+}
