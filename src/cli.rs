@@ -300,12 +300,14 @@ fn selector(word: &str) -> Result<Selector, String> {
 }
 
 impl LintArgs {
-    /// The rule selection the command line asks for.
-    fn selection(&self) -> Result<config::Selection, Failure> {
+    /// The rule selection the command line asks for, among the rules of the run under
+    /// `config`.
+    fn selection(&self, config: &Config) -> Result<config::Selection, Failure> {
+        let known = config.available();
         let ids = |option: &str, words: &[Selector]| -> Result<BTreeSet<&'static str>, Failure> {
             let mut out = BTreeSet::new();
             for w in words {
-                let ids = rules::select(&w.0).map_err(|u| {
+                let ids = rules::select_in(&w.0, &known).map_err(|u| {
                     Failure::Message(format!(
                         "invalid value '{}' for '{option} <RULES>': {u}",
                         w.0
@@ -966,7 +968,8 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
 /// add up), the fail-on level, and the baseline file the run reads.
 fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<PathBuf>), Failure> {
     let (mut config, urls) = configs(&args.paths, &args.config)?;
-    config.apply_selection(&args.selection()?);
+    let selection = args.selection(&config)?;
+    config.apply_selection(&selection);
     let mut opts = options(
         args.paths.clone(),
         args.repo_url.iter().cloned().chain(urls).collect(),

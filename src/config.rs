@@ -196,13 +196,24 @@ impl Config {
     /// Whether a rule runs at all: when this config turns it on, or, under a trusted config,
     /// when either does.
     pub fn enabled(&self, rule: &str) -> bool {
-        if !self.holds(rule) {
-            return false;
-        }
+        self.holds(rule) && self.turned_on(rule)
+    }
+
+    fn turned_on(&self, rule: &str) -> bool {
         match &self.trusted {
             None => self.enabled_here(rule),
-            Some(t) => t.enabled(rule) || self.asks_for(rule),
+            Some(t) => t.turned_on(rule) || self.asks_for(rule),
         }
+    }
+
+    /// The rules of a run under this config: the built-in ones, then its policies (the
+    /// trusted config's included).
+    pub fn available(&self) -> Vec<&'static rules::Rule> {
+        RULES
+            .iter()
+            .copied()
+            .chain(self.policies.iter().copied())
+            .collect()
     }
 
     /// Whether the rule is a built-in one or a policy this config (or its trusted config)

@@ -97,6 +97,18 @@ impl std::fmt::Display for SkipReason {
 }
 
 impl SkipReason {
+    /// Every code [`SkipReason::code`] gives: names no policy may take as its id, since
+    /// SARIF and JSON readers meet both.
+    pub const CODES: [&'static str; 7] = [
+        "too-large",
+        "helm-template",
+        "template",
+        "unreadable",
+        "not-a-file",
+        "run-limit",
+        "out-of-scope",
+    ];
+
     /// A short stable code for machine-readable output.
     pub fn code(&self) -> &'static str {
         match self {
@@ -513,6 +525,22 @@ pub fn kustomization_rank(path: &Path) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_skip_code_is_listed() {
+        let reasons = [
+            SkipReason::TooLarge { size: 1, limit: 0 },
+            SkipReason::HelmTemplate,
+            SkipReason::Template,
+            SkipReason::Unreadable(String::new()),
+            SkipReason::NotAFile,
+            SkipReason::OutOfScope,
+        ];
+        for r in &reasons {
+            assert!(SkipReason::CODES.contains(&r.code()), "{}", r.code());
+        }
+        assert!(SkipReason::CODES.contains(&"run-limit"));
+    }
 
     #[test]
     fn clean_drops_a_leading_dot_as_path_does() {

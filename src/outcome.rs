@@ -64,6 +64,8 @@ pub struct Outcome {
     /// What each file held: kept so that the caller decides when (or whether) the trees are
     /// freed.
     pub docs: Vec<FileDocs>,
+    /// The rules of the run: the built-in ones and its config's policies (what SARIF lists).
+    pub rules: Vec<&'static crate::rules::Rule>,
 }
 
 impl Outcome {

@@ -55,20 +55,16 @@ pub(crate) fn load_patterns(
     patterns: &[(&str, Span)],
     src: Source<'_>,
 ) -> Vec<&'static Rule> {
+    let dir = written_dir(dir);
     let mut out = Vec::new();
-    let bound = bound_of(dir);
+    let bound = bound_of(&dir);
+    // One walking budget for all the patterns, and each file read once however many name it.
+    let mut left = MAX_WALK;
+    let mut read = std::collections::BTreeSet::new();
     for &(pattern, span) in patterns {
         let files = match src {
-            Source::Disk { .. } => files_of(dir, pattern, bound.as_deref()).and_then(|files| {
-                match files.iter().find(|f| !inside(f, bound.as_deref())) {
-                    Some(f) => Err(format!(
-                        "`{pattern}` names {}, outside the repository",
-                        f.display()
-                    )),
-                    None => Ok(files),
-                }
-            }),
-            Source::Revision(snapshot) => snapshot_files(snapshot, dir, pattern),
+            Source::Disk { .. } => files_of(&dir, pattern, bound.as_deref(), &mut left),
+            Source::Revision(snapshot) => snapshot_files(snapshot, &dir, pattern),
         };
         match files {
             Ok(files) if files.is_empty() => {
@@ -82,6 +78,9 @@ pub(crate) fn load_patterns(
             }
             Ok(files) => {
                 for f in files {
+                    if !read.insert(identity(&f)) {
+                        continue;
+                    }
                     if let Some(rules) = r.keep(load_file(&f, src)) {
                         out.extend(rules);
                     }
@@ -93,6 +92,22 @@ pub(crate) fn load_patterns(
         }
     }
     out
+}
+
+/// `dir` as a path to join onto: the empty path (a config at the top of a relative
+/// checkout) is `.`.
+fn written_dir(dir: &Path) -> PathBuf {
+    if dir.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        dir.to_path_buf()
+    }
+}
+
+/// What makes two spellings of one file the same file: its resolved path, when it has one.
+fn identity(path: &Path) -> PathBuf {
+    path.canonicalize()
+        .unwrap_or_else(|_| crate::paths::normalize(path))
 }
 
 /// Where policy files are read from.
@@ -172,13 +187,14 @@ fn inside(file: &Path, bound: Option<&Path>) -> bool {
 /// The policy files of the policy folder beside a config in `dir` (`.gitops-lint/policies/`),
 /// in path order. A folder that leads out of the repository (a link) is a mistake.
 pub fn load_folder(dir: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+    let dir = written_dir(dir);
     let folder = dir.join(crate::config::POLICY_FOLDER);
     let files = match src {
         Source::Disk { .. } => {
             if !folder.is_dir() {
                 return Ok(Vec::new());
             }
-            if !inside(&folder, bound_of(dir).as_deref()) {
+            if !inside(&folder, bound_of(&dir).as_deref()) {
                 return Err(Box::new(ConfigError {
                     path: folder.clone(),
                     text: String::new(),
@@ -192,11 +208,26 @@ pub fn load_folder(dir: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Bo
         }
         Source::Revision(snapshot) => snapshot_files(snapshot, &folder, ".").unwrap_or_default(),
     };
+    // Every file is read, so that one run shows the mistakes of all of them.
     let mut out = Vec::new();
+    let mut errors: Vec<ConfigError> = Vec::new();
     for f in files {
-        out.extend(load_file(&f, src)?);
+        match load_file(&f, src) {
+            Ok(rules) => out.extend(rules),
+            Err(e) => {
+                let mut e = *e;
+                let more = std::mem::take(&mut e.more);
+                errors.push(e);
+                errors.extend(more);
+            }
+        }
     }
-    Ok(out)
+    if errors.is_empty() {
+        return Ok(out);
+    }
+    let mut first = errors.remove(0);
+    first.more = errors;
+    Err(Box::new(first))
 }
 
 fn is_yaml(p: &Path) -> bool {
@@ -219,12 +250,26 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
-fn files_of(dir: &Path, pattern: &str, bound: Option<&Path>) -> Result<Vec<PathBuf>, String> {
+/// What `pattern` names below `dir`, on disk. Nothing outside `bound` is listed or read:
+/// the path a pattern starts from is checked first, and links are never followed below it.
+fn files_of(
+    dir: &Path,
+    pattern: &str,
+    bound: Option<&Path>,
+    left: &mut usize,
+) -> Result<Vec<PathBuf>, String> {
+    let outside = || Err(format!("`{pattern}` leads outside the repository"));
     if !crate::glob::is_glob(pattern) {
         let p = dir.join(pattern);
+        if !p.exists() {
+            return Ok(Vec::new());
+        }
+        if !inside(&p, bound) {
+            return outside();
+        }
         return Ok(if p.is_dir() {
             yaml_files(&p)
-        } else if p.is_file() {
+        } else if p.symlink_metadata().is_ok_and(|m| m.is_file()) {
             vec![p]
         } else {
             Vec::new()
@@ -242,11 +287,10 @@ fn files_of(dir: &Path, pattern: &str, bound: Option<&Path>) -> Result<Vec<PathB
         return Ok(Vec::new());
     }
     if !inside(&base, bound) {
-        return Err(format!("`{pattern}` looks outside the repository"));
+        return outside();
     }
     let mut out = Vec::new();
-    let mut left = MAX_WALK;
-    walk(&base, 0, &mut left, &mut |p| {
+    walk(&base, 0, left, &mut |p| {
         if is_yaml(p) && p.strip_prefix(dir).is_ok_and(|rel| matcher.is_match(rel)) {
             out.push(p.to_path_buf());
         }
@@ -316,12 +360,21 @@ pub fn load_file(path: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box
             .map_err(|e| failed(format!("cannot read the policy file: {e}")))?,
     };
     let r = Reader::new(&shown, &text);
-    let mut out = Vec::new();
+    let mut out: Vec<&'static Rule> = Vec::new();
     for doc in r.documents() {
         if doc.root.is_null() {
             continue;
         }
         if let Some(rule) = read(&r, &doc.root, src.trusted()) {
+            if out.iter().any(|o| o.id == rule.id) {
+                let at = doc.root.get("id").map_or(doc.root.span, |n| n.span);
+                r.keep::<()>(Err(r.error(
+                    at,
+                    format!("`{}` is the id of another policy of this file", rule.id),
+                    Some("give each policy an id of its own".into()),
+                )));
+                continue;
+            }
             out.push(rule);
         }
     }
@@ -440,11 +493,11 @@ fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
             .map(leak),
         check: Check::Policy(Box::leak(Box::new(policy))),
     };
-    let file = r.path.to_path_buf();
+    let file = identity(r.path);
     let text = rule_text(&rule).to_string();
     match rules::register(
         rule,
-        |other| matches!(other.check, Check::Policy(p) if p.file == file && p.text == text),
+        |other| matches!(other.check, Check::Policy(p) if identity(&p.file) == file && p.text == text),
         trusted,
     ) {
         Ok(rule) => Some(rule),
@@ -488,6 +541,13 @@ fn policy_id<'n>(r: &Reader<'_>, node: &'n Node) -> Result<&'n str, Box<ConfigEr
             node.span,
             format!("`{id}` is not a policy id"),
             Some("an id is lowercase letters and digits in words joined by `-`, like `prod-apps-self-heal`".into()),
+        ));
+    }
+    if crate::discover::SkipReason::CODES.contains(&id) {
+        return Err(r.error(
+            node.span,
+            format!("`{id}` is the code of a skipped file in reports"),
+            Some("give the policy an id of its own".into()),
         ));
     }
     if id == "all" || Category::ALL.iter().any(|c| c.as_str() == id) {
@@ -566,8 +626,16 @@ fn at(r: &Reader<'_>, node: &Node, s: &str) -> Result<At, Box<ConfigError>> {
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .next()
         .unwrap_or_default();
-    if matches!(root, "object" | "application") {
+    if root == "object" {
         return compile(r, node, s, s).map(At::Expr);
+    }
+    if root == "application" {
+        // The finding belongs to the object: its suppressions and baseline are there.
+        return Err(r.error(
+            node.span,
+            "`at` names a node of the object, not of its Application",
+            Some("write a path under the object, or an expression over `object`".into()),
+        ));
     }
     let mut path = Vec::new();
     for part in s.trim().split('.') {

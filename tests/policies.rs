@@ -683,3 +683,153 @@ condition: object.?spec.?type.orValue('') == 'LoadBalancer' && objectNamespace !
         assert_eq!(of(&json(&out), "lb-outside-ingress"), full, "{changed}");
     }
 }
+
+/// A policy folder that is a link, or below a linked `.gitops-lint`, is refused: its files,
+/// outside the repository, are neither read nor quoted.
+#[cfg(unix)]
+#[test]
+fn a_linked_policy_folder_is_refused() {
+    for linked in [".gitops-lint/policies", ".gitops-lint"] {
+        let top = tempfile::tempdir().unwrap();
+        let outside = top.path().join("outside");
+        write(&outside, "policies/secret.yaml", "token: hunter2\n");
+        write(&outside, "secret.yaml", "token: hunter2\n");
+        let repo = top.path().join("repo");
+        write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+        write(&repo, "apps/a.yaml", &app("a", "a"));
+        let link = repo.join(linked);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let target = if linked == ".gitops-lint" {
+            outside.clone()
+        } else {
+            outside.join("policies")
+        };
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let out = run_in(&repo, &["."], LIMIT);
+        assert_eq!(out.code, 2, "{linked}: {}", out.stderr);
+        assert!(
+            out.stderr.contains("leads outside the repository"),
+            "{}",
+            out.stderr
+        );
+        assert!(!out.stderr.contains("hunter2"), "{linked}: {}", out.stderr);
+        let out = run_in(&repo, &["explain", "default-project"], LIMIT);
+        assert!(!out.stderr.contains("hunter2"), "{linked}: {}", out.stderr);
+    }
+}
+
+/// Every mistake of every file of the policy folder is shown in one run.
+#[test]
+fn every_bad_file_of_the_policy_folder_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    write(
+        dir.path(),
+        ".gitops-lint/policies/a.yaml",
+        "id: a\nmessage: m\nconditon: 'true'\n",
+    );
+    write(
+        dir.path(),
+        ".gitops-lint/policies/b.yaml",
+        "id: b\nmessage: m\ncondition: 'true'\nseverity: loud\n",
+    );
+    let out = run_in(dir.path(), &["."], LIMIT);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("unknown key `conditon`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("`loud` is not a severity"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Under `--trusted-config FILE`, the repository's own policies still run, and its config
+/// may raise the severity of the trusted config's policies.
+#[test]
+fn a_trusted_config_file_and_the_repositorys_policies_work_together() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+    write(&repo, ".gitops-lint/policies/owner.yaml", OWNER);
+    write(&repo, "apps/a.yaml", &app("a", "team-a"));
+    write(top.path(), "trust/cfg.yaml", "policies: [t.yaml]\n");
+    write(
+        top.path(),
+        "trust/t.yaml",
+        "id: t1\nmessage: trusted\nmatch: {kind: Application}\ncondition: 'true'\nseverity: info\n",
+    );
+    let trusted = ["--trusted-config", "../trust/cfg.yaml"];
+    let report = lint(&repo, &trusted);
+    assert_eq!(of(&report, "app-owner").len(), 1, "{report:#}");
+    assert_eq!(of(&report, "t1").len(), 1, "{report:#}");
+    write(
+        &repo,
+        ".gitops-lint.yaml",
+        "rules:\n  severity:\n    t1: error\n",
+    );
+    let report = lint(&repo, &trusted);
+    assert_eq!(of(&report, "t1")[0]["severity"], "error", "{report:#}");
+}
+
+/// Linting two repositories, each with policies: the run is the first one's config's, and
+/// only its policies are rules of the run (SARIF lists them, --select names them).
+#[test]
+fn another_repositorys_policies_are_not_rules_of_the_run() {
+    let top = tempfile::tempdir().unwrap();
+    for (name, id) in [("c", "p-c"), ("d", "p-d")] {
+        let repo = top.path().join(name);
+        write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+        write(
+            &repo,
+            ".gitops-lint/policies/p.yaml",
+            &format!("id: {id}\nmessage: m\nmatch: {{kind: Application}}\ncondition: 'true'\n"),
+        );
+        write(&repo, "apps/a.yaml", &app("a", "a"));
+    }
+    let out = run_in(
+        top.path(),
+        &["c", "d", "--format", "sarif", "--fail-on", "never"],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sarif: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let ids: Vec<&str> = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"p-c") && !ids.contains(&"p-d"), "{ids:?}");
+    let out = run_in(top.path(), &["c", "d", "--select", "p-d"], LIMIT);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+}
+
+/// A message that interpolates a huge value stays short, and shows line breaks and escapes
+/// of the repository's values escaped.
+#[test]
+fn an_interpolated_message_is_bounded_and_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    write(
+        dir.path(),
+        ".gitops-lint/policies/big.yaml",
+        "id: big\nmessage: \"{{ object.metadata.annotations }}\"\nmatch: {kind: ConfigMap}\ncondition: 'true'\n",
+    );
+    let mut cm = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    a: \"line\\nbreak \\u001b[31mred\"\n");
+    for i in 0..20_000 {
+        cm.push_str(&format!("    k{i}: v{i}\n"));
+    }
+    write(dir.path(), "cm.yaml", &cm);
+    let report = lint(dir.path(), &[]);
+    let message = of(&report, "big")[0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.len() <= 1030, "{}", message.len());
+    assert!(message.contains(r"line\nbreak \u{1b}[31mred"), "{message}");
+    assert!(!message.contains('\u{1b}') && !message.contains('\n'));
+}

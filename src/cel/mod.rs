@@ -145,7 +145,22 @@ impl<'a> Value<'a> {
     /// refuses) are written as CEL literals.
     pub fn to_text(&self) -> String {
         let mut out = String::new();
-        write_text(self, &mut out, 0, true);
+        write_text(self, &mut out, 0, true, usize::MAX);
+        out
+    }
+
+    /// The text, stopped soon after `limit` bytes: a large value is not written out whole
+    /// to be cut afterwards.
+    pub fn to_text_within(&self, limit: usize) -> String {
+        let mut out = String::new();
+        write_text(self, &mut out, 0, true, limit);
+        if out.len() > limit {
+            let mut end = limit;
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.truncate(end);
+        }
         out
     }
 }
@@ -153,8 +168,11 @@ impl<'a> Value<'a> {
 /// How far `to_text` descends into nested collections; deeper parts print as `…`.
 const TEXT_DEPTH: usize = 32;
 
-fn write_text(v: &Value<'_>, out: &mut String, depth: usize, top: bool) {
+fn write_text(v: &Value<'_>, out: &mut String, depth: usize, top: bool, limit: usize) {
     use std::fmt::Write as _;
+    if out.len() > limit {
+        return;
+    }
     if depth > TEXT_DEPTH {
         out.push('…');
         return;
@@ -190,49 +208,61 @@ fn write_text(v: &Value<'_>, out: &mut String, depth: usize, top: bool) {
         Value::Optional(None) => out.push_str("optional.none()"),
         Value::Optional(Some(v)) => {
             out.push_str("optional.of(");
-            write_text(v, out, depth + 1, false);
+            write_text(v, out, depth + 1, false, limit);
             out.push(')');
         }
         Value::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
+                if out.len() > limit {
+                    break;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_text(item, out, depth + 1, false);
+                write_text(item, out, depth + 1, false, limit);
             }
             out.push(']');
         }
         Value::Map(entries) => {
             out.push('{');
             for (i, (k, val)) in entries.iter().enumerate() {
+                if out.len() > limit {
+                    break;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_text(k, out, depth + 1, false);
+                write_text(k, out, depth + 1, false, limit);
                 out.push_str(": ");
-                write_text(val, out, depth + 1, false);
+                write_text(val, out, depth + 1, false, limit);
             }
             out.push('}');
         }
         Value::Node(n) if n.is_seq() => {
             out.push('[');
             for (i, item) in n.items().iter().enumerate() {
+                if out.len() > limit {
+                    break;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_text(&Value::Node(item), out, depth + 1, false);
+                write_text(&Value::Node(item), out, depth + 1, false, limit);
             }
             out.push(']');
         }
         Value::Node(n) => {
             out.push('{');
             for (i, (k, val)) in node_entries(n).enumerate() {
+                if out.len() > limit {
+                    break;
+                }
                 if i > 0 {
                     out.push_str(", ");
                 }
                 let _ = write!(out, "{k:?}: ");
-                write_text(&Value::Node(val), out, depth + 1, false);
+                write_text(&Value::Node(val), out, depth + 1, false, limit);
             }
             out.push('}');
         }

@@ -27,10 +27,15 @@ pub(super) fn check(cx: &Cx, graph: &Graph) -> Vec<Finding> {
             _ => None,
         })
         .collect();
+    let policies = graph_rules
+        .iter()
+        .filter(|r| matches!(r.check, Check::Policy(_)))
+        .count();
+    let budget = rules::custom::budget_per_policy(policies);
     let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
     let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
         match graph_rules.get(task) {
-            Some(&rule) => run_graph_rule(cx, graph, rule, &lint),
+            Some(&rule) => run_graph_rule(cx, graph, rule, &lint, budget),
             None => chunks[task - graph_rules.len()]
                 .iter()
                 .flat_map(|&u| run_rules(cx, graph, &object_rules, u))
@@ -63,11 +68,18 @@ fn run_rules(
     out
 }
 
-fn run_graph_rule(cx: &Cx, graph: &Graph, rule: &'static Rule, lint: &[usize]) -> Vec<Finding> {
+/// `budget`: what a policy may spend in the run.
+fn run_graph_rule(
+    cx: &Cx,
+    graph: &Graph,
+    rule: &'static Rule,
+    lint: &[usize],
+    budget: u64,
+) -> Vec<Finding> {
     let mut sink = Sink::new(rule);
     match rule.check {
         Check::Graph(check) => check(cx, graph, &mut sink),
-        Check::Policy(policy) => policy.check(cx, graph, lint, &mut sink),
+        Check::Policy(policy) => policy.check(cx, graph, lint, budget, &mut sink),
         Check::Parse | Check::Object(_) => {}
     }
     sink.finish()

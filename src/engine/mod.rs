@@ -177,6 +177,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
         .push(("settle, filter", settling.elapsed(), peak_rss(opts)));
     summary.elapsed = started.elapsed();
     Outcome {
+        rules: opts.config.available(),
         sources,
         findings,
         summary,

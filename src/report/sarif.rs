@@ -21,7 +21,7 @@
 use super::{Reporter, Settings};
 use crate::finding::{Finding, Severity};
 use crate::outcome::Outcome;
-use crate::rules::{self, Check, Rule};
+use crate::rules::{Check, Rule};
 use crate::yaml::{FileId, Span};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -629,11 +629,11 @@ impl Reporter for Sarif {
         out: &mut dyn Write,
     ) -> io::Result<()> {
         let artifacts = Artifacts::collect(outcome);
-        let rules = rules::all();
+        let rules = &outcome.rules;
         let results = outcome
             .findings
             .iter()
-            .map(|f| result(outcome, &artifacts, &rules, f))
+            .map(|f| result(outcome, &artifacts, rules, f))
             .collect();
         let notifications = notifications(outcome, &artifacts);
         let log = Log {

@@ -13,6 +13,17 @@ use std::path::PathBuf;
 /// [`DEFAULT_BUDGET`] of it at most. Past it the objects left are not evaluated.
 pub const RUN_BUDGET: u64 = 20_000_000;
 
+/// Cost units all the policies of a run may spend together: many policies share it, so
+/// that their number does not multiply the time a run may take.
+pub const ALL_POLICIES_BUDGET: u64 = 200_000_000;
+
+/// What each of `n` policies may spend in a run: [`RUN_BUDGET`], or an equal share of
+/// [`ALL_POLICIES_BUDGET`] when there are many. Known before any runs, so what each covers
+/// does not depend on the order or the threads they run on.
+pub fn budget_per_policy(n: usize) -> u64 {
+    RUN_BUDGET.min(ALL_POLICIES_BUDGET / n.max(1) as u64)
+}
+
 /// Longest message kept (an interpolated value may be any size).
 const MAX_MESSAGE: usize = 1024;
 
@@ -226,7 +237,8 @@ impl Policy {
             match piece {
                 Piece::Text(t) => s.push_str(t),
                 Piece::Expr(p) => match pool.eval(p, b) {
-                    Ok(v) => s.push_str(&v.to_text()),
+                    // A value is written only as far as the message may go.
+                    Ok(v) => s.push_str(&v.to_text_within(MAX_MESSAGE + 1)),
                     Err(_) => {
                         s.push_str("{{");
                         s.push_str(p.source());
@@ -235,22 +247,31 @@ impl Policy {
                 },
             }
             if s.len() > MAX_MESSAGE {
-                let mut end = MAX_MESSAGE;
-                while !s.is_char_boundary(end) {
-                    end -= 1;
-                }
-                s.truncate(end);
-                s.push('…');
                 break;
             }
         }
-        s
+        // A value read from the repository may hold line breaks or terminal escapes: they are
+        // shown escaped, not passed to the terminal or the log.
+        let mut out = String::with_capacity(s.len().min(MAX_MESSAGE + 8));
+        for c in s.chars() {
+            if out.len() >= MAX_MESSAGE {
+                out.push('…');
+                break;
+            }
+            if c.is_control() {
+                out.extend(c.escape_default());
+            } else {
+                out.push(c);
+            }
+        }
+        out
     }
 
     /// Evaluates the policy on every unit of `lint` it matches, in order.
-    pub fn check(&self, cx: &Cx, g: &Graph, lint: &[usize], out: &mut Sink) {
+    /// `budget`: the cost units this policy may spend in the run ([`budget_per_policy`]).
+    pub fn check(&self, cx: &Cx, g: &Graph, lint: &[usize], budget: u64, out: &mut Sink) {
         let mut repos = crate::rules::project::Repos::new(cx.sources);
-        let mut pool = Pool(RUN_BUDGET);
+        let mut pool = Pool(budget);
         let targets: Vec<usize> = lint
             .iter()
             .copied()
@@ -264,7 +285,7 @@ impl Policy {
                 out.report(
                     kind_span,
                     format!(
-                        "policy `{}` not evaluated on this object and {} more: it spent its evaluation budget for the run ({RUN_BUDGET} cost units)",
+                        "policy `{}` not evaluated on this object and {} more: it spent its evaluation budget for the run ({budget} cost units)",
                         self.id,
                         left - 1
                     ),
@@ -336,5 +357,18 @@ impl Policy {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_policies_share_the_run_budget() {
+        assert_eq!(budget_per_policy(0), RUN_BUDGET);
+        assert_eq!(budget_per_policy(10), RUN_BUDGET);
+        assert_eq!(budget_per_policy(40), ALL_POLICIES_BUDGET / 40);
+        assert!(budget_per_policy(4000) * 4000 <= ALL_POLICIES_BUDGET);
     }
 }

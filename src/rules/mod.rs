@@ -402,7 +402,11 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 /// in the manifests and the command line all read rule names through this one function, so
 /// that a name means the same everywhere.
 pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
-    let rules = all();
+    select_in(word, &all())
+}
+
+/// [`select`] among `rules` only (a run's: the built-in ones and its config's policies).
+pub fn select_in(word: &str, rules: &[&'static Rule]) -> Result<Vec<&'static str>, Unknown> {
     if word == "all" {
         return Ok(rules.iter().map(|r| r.id).collect());
     }
