@@ -833,3 +833,18 @@ fn an_interpolated_message_is_bounded_and_escaped() {
     assert!(message.contains(r"line\nbreak \u{1b}[31mred"), "{message}");
     assert!(!message.contains('\u{1b}') && !message.contains('\n'));
 }
+
+/// An object two Applications deploy is judged once per Application when the policy depends
+/// on which: the finding names the ones it holds for.
+#[test]
+fn a_finding_names_the_applications_the_condition_holds_for() {
+    let case = "fixtures/policies/no-loadbalancer-outside-ingress/fires-deployed-twice";
+    let out = run(&["--format", "json", "--fail-on", "never", case]);
+    let report = json(&out);
+    let mine = of(&report, "no-loadbalancer-outside-ingress");
+    assert_eq!(mine.len(), 1, "{report:#}");
+    assert_eq!(
+        mine[0]["applications"],
+        serde_json::json!(["edge-payments"])
+    );
+}

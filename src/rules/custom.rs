@@ -303,6 +303,10 @@ impl Policy {
                 [first, ..] if !per_app => vec![Some(*first)],
                 all => all.iter().copied().map(Some).collect(),
             };
+            // The first Application the condition holds for gives the place and the message;
+            // the finding names every one it holds for.
+            let mut fired: Option<usize> = None;
+            let mut fired_for: Vec<String> = Vec::new();
             for app in apps {
                 let namespace = namespace_in(g, unit, app);
                 if !globs_match(&self.namespaces, namespace.as_deref()) {
@@ -319,14 +323,21 @@ impl Policy {
                 };
                 match result.as_ref().map(Value::as_bool) {
                     Ok(Some(true)) => {
-                        let span = self.anchor(&obj.root, &b, &mut pool);
-                        let message = self.message(&b, &mut pool);
-                        let f = out.report(span, message).about(unit, obj);
-                        f.applications = g.app_names(unit);
-                        if let Some(h) = &self.help {
-                            f.help(h.clone());
+                        if let Some(name) = app.and_then(|a| g.app_obj(a).name.clone()) {
+                            fired_for.push(name);
                         }
-                        break;
+                        if fired.is_none() {
+                            let span = self.anchor(&obj.root, &b, &mut pool);
+                            let message = self.message(&b, &mut pool);
+                            let f = out.report(span, message).about(unit, obj);
+                            if let Some(h) = &self.help {
+                                f.help(h.clone());
+                            }
+                            fired = Some(out.findings.len() - 1);
+                        }
+                        if !per_app {
+                            break;
+                        }
                     }
                     Ok(Some(false)) => {}
                     Ok(None) => {
@@ -355,6 +366,15 @@ impl Policy {
                         break;
                     }
                 }
+            }
+            if let Some(i) = fired {
+                out.findings[i].applications = if per_app {
+                    fired_for.sort();
+                    fired_for.dedup();
+                    fired_for
+                } else {
+                    g.app_names(unit)
+                };
             }
         }
     }
