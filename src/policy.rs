@@ -58,12 +58,16 @@ pub(crate) fn load_patterns(
     let dir = written_dir(dir);
     let mut out = Vec::new();
     let bound = bound_of(&dir);
-    // One walking budget for all the patterns, and each file read once however many name it.
-    let mut left = MAX_WALK;
+    // One walking budget for all the patterns, each folder walked once, and each file read
+    // once however many patterns name it.
+    let mut walks = Walks {
+        left: MAX_WALK,
+        done: Default::default(),
+    };
     let mut read = std::collections::BTreeSet::new();
     for &(pattern, span) in patterns {
         let files = match src {
-            Source::Disk { .. } => files_of(&dir, pattern, bound.as_deref(), &mut left),
+            Source::Disk { .. } => files_of(&dir, pattern, bound.as_deref(), &mut walks),
             Source::Revision(snapshot) => snapshot_files(snapshot, &dir, pattern),
         };
         match files {
@@ -252,15 +256,29 @@ fn yaml_files(dir: &Path) -> Vec<PathBuf> {
 
 /// What `pattern` names below `dir`, on disk. Nothing outside `bound` is listed or read:
 /// the path a pattern starts from is checked first, and links are never followed below it.
+/// The folders policy globs walked, and what is left of their budget.
+struct Walks {
+    left: usize,
+    /// Every file below a folder, or `None` when the budget ran out in it.
+    done: std::collections::BTreeMap<PathBuf, Option<Vec<PathBuf>>>,
+}
+
 fn files_of(
     dir: &Path,
     pattern: &str,
     bound: Option<&Path>,
-    left: &mut usize,
+    walks: &mut Walks,
 ) -> Result<Vec<PathBuf>, String> {
     let outside = || Err(format!("`{pattern}` leads outside the repository"));
     if !crate::glob::is_glob(pattern) {
         let p = dir.join(pattern);
+        if p.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(format!(
+                "`{pattern}` is a link: links are not followed, name the file or folder it points to"
+            ));
+        }
         if !p.exists() {
             return Ok(Vec::new());
         }
@@ -289,12 +307,24 @@ fn files_of(
     if !inside(&base, bound) {
         return outside();
     }
-    let mut out = Vec::new();
-    walk(&base, 0, left, &mut |p| {
-        if is_yaml(p) && p.strip_prefix(dir).is_ok_and(|rel| matcher.is_match(rel)) {
-            out.push(p.to_path_buf());
-        }
+    let walked = walks.done.entry(base.clone()).or_insert_with(|| {
+        let mut all = Vec::new();
+        walk(&base, 0, &mut walks.left, &mut |p| {
+            all.push(p.to_path_buf())
+        });
+        (walks.left > 0).then_some(all)
     });
+    let Some(all) = walked else {
+        // What lies past the budget was not seen: saying so beats loading some policies.
+        return Err(format!(
+            "`{pattern}` looks through more than {MAX_WALK} files and folders; name the folder that holds the policies"
+        ));
+    };
+    let mut out: Vec<PathBuf> = all
+        .iter()
+        .filter(|p| is_yaml(p) && p.strip_prefix(dir).is_ok_and(|rel| matcher.is_match(rel)))
+        .cloned()
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -320,6 +350,8 @@ fn walk(dir: &Path, depth: usize, left: &mut usize, found: &mut dyn FnMut(&Path)
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         match e.file_type() {
+            // A repository's own database holds no policies.
+            Ok(t) if t.is_dir() && e.file_name() == ".git" => {}
             Ok(t) if t.is_dir() => walk(&e.path(), depth + 1, left, found),
             Ok(t) if t.is_file() => found(&e.path()),
             _ => {}
@@ -891,4 +923,39 @@ pub fn json_schema() -> serde_json::Value {
             "at": { "type": "string", "description": "Where the finding points: a path under the object (`spec.source.targetRevision`) or a CEL expression over `object` giving a node." }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_skips_git_and_stops_at_its_budget() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for f in [".git/objects/p.yaml", "a/p.yaml", "b/c/q.yaml"] {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().expect("a parent")).expect("mkdir");
+            std::fs::write(p, "").expect("write");
+        }
+        let mut seen = Vec::new();
+        let mut left = MAX_WALK;
+        walk(dir.path(), 0, &mut left, &mut |p| {
+            seen.push(p.to_path_buf())
+        });
+        let rel: Vec<_> = seen
+            .iter()
+            .map(|p| p.strip_prefix(dir.path()).expect("below").to_path_buf())
+            .collect();
+        assert_eq!(
+            rel,
+            [PathBuf::from("a/p.yaml"), PathBuf::from("b/c/q.yaml")]
+        );
+        let mut left = 2;
+        seen.clear();
+        walk(dir.path(), 0, &mut left, &mut |p| {
+            seen.push(p.to_path_buf())
+        });
+        assert_eq!(left, 0);
+        assert!(seen.len() < 2);
+    }
 }

@@ -819,7 +819,7 @@ fn an_interpolated_message_is_bounded_and_escaped() {
         ".gitops-lint/policies/big.yaml",
         "id: big\nmessage: \"{{ object.metadata.annotations }}\"\nmatch: {kind: ConfigMap}\ncondition: 'true'\n",
     );
-    let mut cm = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    a: \"line\\nbreak \\u001b[31mred\"\n");
+    let mut cm = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations:\n    a: \"line\\nbreak \\u001b[31mred \\u202eevil\"\n");
     for i in 0..20_000 {
         cm.push_str(&format!("    k{i}: v{i}\n"));
     }
@@ -830,8 +830,11 @@ fn an_interpolated_message_is_bounded_and_escaped() {
         .unwrap()
         .to_string();
     assert!(message.len() <= 1030, "{}", message.len());
-    assert!(message.contains(r"line\nbreak \u{1b}[31mred"), "{message}");
-    assert!(!message.contains('\u{1b}') && !message.contains('\n'));
+    assert!(
+        message.contains(r"line\nbreak \u{1b}[31mred \u{202e}evil"),
+        "{message}"
+    );
+    assert!(!message.contains(['\u{1b}', '\n', '\u{202e}']));
 }
 
 /// An object two Applications deploy is judged once per Application when the policy depends
@@ -847,4 +850,86 @@ fn a_finding_names_the_applications_the_condition_holds_for() {
         mine[0]["applications"],
         serde_json::json!(["edge-payments"])
     );
+}
+
+/// Reading a large value costs its size: a condition that reads a megabyte string in a loop
+/// stops at its budget instead of copying it millions of times.
+#[test]
+fn reading_a_large_value_in_a_loop_stops_at_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    let ten = "[0,1,2,3,4,5,6,7,8,9]";
+    let mut cond = "object.data.big != 1".to_string();
+    for v in ["a", "b", "c", "d", "e", "f"] {
+        cond = format!("{ten}.all({v}, {cond})");
+    }
+    write(
+        dir.path(),
+        ".gitops-lint/policies/big.yaml",
+        &format!("id: big\nmessage: m\nmatch: {{kind: ConfigMap}}\ncondition: '{cond}'\n"),
+    );
+    let big = "b".repeat(1 << 20);
+    for i in 0..4 {
+        write(
+            dir.path(),
+            &format!("cm{i}.yaml"),
+            &format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata:\n  big: {big}\n"
+            ),
+        );
+    }
+    let started = std::time::Instant::now();
+    let report = lint(dir.path(), &[]);
+    let mine = of(&report, "big");
+    assert_eq!(mine.len(), 4, "{report:#}");
+    assert!(mine.iter().all(|f| f["message"]
+        .as_str()
+        .unwrap()
+        .contains("cost budget exceeded")));
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// Two globs over one folder find every policy (the folder is walked once for both; `.git`
+/// is not walked), and a link named in the config is refused with the reason.
+#[test]
+fn policy_globs_find_every_policy_once_and_refuse_links() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..300 {
+        write(dir.path(), &format!(".git/objects/{i:03}"), "");
+    }
+    write(
+        dir.path(),
+        "pol/p.yaml",
+        "id: p1\nmessage: m\ncondition: 'false'\n",
+    );
+    write(
+        dir.path(),
+        "pol/q.yaml",
+        "id: q1\nmessage: m\ncondition: 'false'\n",
+    );
+    write(
+        dir.path(),
+        ".gitops-lint.yaml",
+        "policies: ['**/p.yaml', '**/q.yaml']\n",
+    );
+    let out = run_in(dir.path(), &["rules"], LIMIT);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.contains("p1 ") && out.stdout.contains("q1 "),
+        "{}",
+        out.stdout
+    );
+    // A link named in the config is refused, and says why.
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink("pol/p.yaml", dir.path().join("link.yaml")).unwrap();
+        write(dir.path(), ".gitops-lint.yaml", "policies: [link.yaml]\n");
+        let out = run_in(dir.path(), &["."], LIMIT);
+        assert_eq!(out.code, 2);
+        assert!(out.stderr.contains("is a link"), "{}", out.stderr);
+    }
 }

@@ -224,7 +224,29 @@ impl<'b, 'a> Eval<'b, 'a> {
         }
     }
 
+    /// Reading a scalar of the input costs its length: the value is typed and copied each
+    /// time an expression reads it, so a large one read in a loop must spend the budget.
+    fn charge_read(&mut self, v: &Value<'a>) -> Result<(), EvalError> {
+        if let Value::Node(n) = v {
+            if let Some(s) = n.as_scalar() {
+                self.spend(len_cost(s.text.len()))?;
+            }
+        }
+        Ok(())
+    }
+
     fn select(&mut self, v: Value<'a>, field: &str, test: bool) -> Result<Value<'a>, EvalError> {
+        let found = self.select_inner(v, field, test)?;
+        self.charge_read(&found)?;
+        Ok(found)
+    }
+
+    fn select_inner(
+        &mut self,
+        v: Value<'a>,
+        field: &str,
+        test: bool,
+    ) -> Result<Value<'a>, EvalError> {
         let found = match &v {
             Value::Node(n) if n.is_map() => {
                 self.spend(lookup_cost(n.entries().len()))?;
@@ -277,6 +299,12 @@ impl<'b, 'a> Eval<'b, 'a> {
     }
 
     fn index(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
+        let found = self.index_inner(v, i)?;
+        self.charge_read(&found)?;
+        Ok(found)
+    }
+
+    fn index_inner(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
         let i = i.scalar();
         match &v {
             Value::Node(n) if n.is_seq() => {
@@ -344,6 +372,12 @@ impl<'b, 'a> Eval<'b, 'a> {
             _ => return no_overload("comprehension", &[v]),
         };
         self.spend(out.len() as u64)?;
+        for item in &out {
+            match item {
+                Value::String(k) => self.spend(len_cost(k.len()))?,
+                other => self.charge_read(other)?,
+            }
+        }
         Ok(out)
     }
 

@@ -258,7 +258,8 @@ impl Policy {
                 out.push('…');
                 break;
             }
-            if c.is_control() {
+            // Bidirectional overrides would make a message read other than it is.
+            if c.is_control() || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}') {
                 out.extend(c.escape_default());
             } else {
                 out.push(c);
