@@ -570,27 +570,16 @@ pub fn find(start: &Path) -> Option<PathBuf> {
 
 /// Reads and validates the config file at `path`.
 pub fn load(path: &Path) -> Result<Config, Box<ConfigError>> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Box::new(ConfigError {
-            path: path.to_path_buf(),
-            text: String::new(),
-            span: 0..0,
-            message: format!("cannot read the config file: {e}"),
-            help: None,
-            more: Vec::new(),
-        })
-    })?;
-    parse(
-        path,
-        text,
-        crate::paths::dir_of(path),
-        Source::Disk { trusted: false },
-    )
+    load_from_disk(path, false)
 }
 
 /// Reads the config of `--trusted-config`: its policies win over the repository's own
 /// version of a policy of the same id.
 pub fn load_trusted(path: &Path) -> Result<Config, Box<ConfigError>> {
+    load_from_disk(path, true)
+}
+
+fn load_from_disk(path: &Path, trusted: bool) -> Result<Config, Box<ConfigError>> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Box::new(ConfigError {
             path: path.to_path_buf(),
@@ -605,7 +594,7 @@ pub fn load_trusted(path: &Path) -> Result<Config, Box<ConfigError>> {
         path,
         text,
         crate::paths::dir_of(path),
-        Source::Disk { trusted: true },
+        Source::Disk { trusted },
     )
 }
 

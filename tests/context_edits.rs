@@ -575,14 +575,7 @@ fn deleting_an_ignore_reports_the_overlay_it_breaks() {
         exclude_secrets: false,
     };
     write(repo, &files(&model));
-    common::git(repo, &["init", "-q"]);
-    for (k, v) in [
-        ("user.name", "Test"),
-        ("user.email", "test@example.com"),
-        ("commit.gpgsign", "false"),
-    ] {
-        common::git(repo, &["config", k, v]);
-    }
+    common::git_init(repo);
     common::git(repo, &["add", "-A"]);
     common::git(repo, &["commit", "-qm", "apps"]);
     let conflict = |findings: &[Value]| {

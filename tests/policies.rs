@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{found, json, root, run, run_in};
+use common::{found, json, marks, root, run, run_in};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -24,28 +24,6 @@ fn sorted_dir(dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_else(|_| panic!("missing folder {}", dir.display()))
         .map(|e| e.unwrap().path())
         .collect();
-    out.sort();
-    out
-}
-
-/// `(file relative to the case, line)` of every `# expect: <id>` mark in a case folder.
-fn marks(dir: &Path, id: &str) -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for p in sorted_dir(&d) {
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(text) = std::fs::read_to_string(&p) {
-                for (i, line) in text.lines().enumerate() {
-                    if line.trim_end().ends_with(&format!("# expect: {id}")) {
-                        let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                        out.push((rel, i as u64 + 1));
-                    }
-                }
-            }
-        }
-    }
     out.sort();
     out
 }
@@ -76,12 +54,12 @@ fn example_policies_fire_exactly_where_their_fixtures_mark() {
             let rel = case.strip_prefix(root()).unwrap().display().to_string();
             let out = run(&["--format", "json", "--fail-on", "never", &rel]);
             assert_eq!(out.code, 0, "{rel}: {}", out.stderr);
-            let mut at: Vec<(String, u64)> = found(&json(&out))
+            let mut at: Vec<(String, usize)> = found(&json(&out))
                 .into_iter()
                 .filter(|(r, _, _)| r == id)
                 .map(|(_, f, l)| {
                     let f = f.strip_prefix(&rel).unwrap_or(&f);
-                    (f.trim_start_matches('/').to_string(), l)
+                    (f.trim_start_matches('/').to_string(), l as usize)
                 })
                 .collect();
             at.sort();
@@ -579,14 +557,7 @@ fn a_hostile_condition_stops_at_its_budget() {
 fn a_trusted_revisions_policies_stand_against_the_working_tree() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
-    common::git(repo, &["init", "-q"]);
-    for (k, v) in [
-        ("user.name", "Test"),
-        ("user.email", "test@example.com"),
-        ("commit.gpgsign", "false"),
-    ] {
-        common::git(repo, &["config", k, v]);
-    }
+    common::git_init(repo);
     write(repo, ".gitops-lint.yaml", "policies: [platform]\n");
     write(repo, "platform/owner.yaml", OWNER);
     write(repo, "apps/a.yaml", &app("a", "team-a"));

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{json, root, rule_ids, run, stable};
+use common::{json, marks, root, rule_ids, run, stable};
 use std::path::{Path, PathBuf};
 
 fn fixture_files(id: &str, prefix: &str) -> Vec<PathBuf> {
@@ -52,29 +52,6 @@ fn documents(text: &str) -> Vec<(usize, usize)> {
         docs.push((start, lines.len()));
     }
     docs
-}
-
-/// `(file relative to the case, line)` of every `# expect: <id>` mark in a case folder.
-fn marks(dir: &Path, id: &str) -> Vec<(String, usize)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if let Ok(text) = std::fs::read_to_string(&p) {
-                for (i, line) in text.lines().enumerate() {
-                    if line.trim_end().ends_with(&format!("# expect: {id}")) {
-                        let rel = p.strip_prefix(dir).unwrap().display().to_string();
-                        out.push((rel, i + 1));
-                    }
-                }
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `(file relative to the case, line)` of every finding of `rule`.

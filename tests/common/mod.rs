@@ -465,3 +465,39 @@ fn unescape(text: &str) -> Result<String, String> {
         None => Ok(out),
     }
 }
+
+/// `(file relative to the case, line)` of every `# expect: <id>` mark in a case folder: the
+/// lines a rule (or policy) must report in a fixture repository, exactly.
+pub fn marks(dir: &Path, id: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(text) = std::fs::read_to_string(&p) {
+                for (i, line) in text.lines().enumerate() {
+                    if line.trim_end().ends_with(&format!("# expect: {id}")) {
+                        let rel = p.strip_prefix(dir).unwrap().display().to_string();
+                        out.push((rel, i + 1));
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `git init` in `dir`, with an identity and no signing, so that tests can commit anywhere.
+pub fn git_init(dir: &Path) {
+    git(dir, &["init", "-q"]);
+    for (k, v) in [
+        ("user.name", "Test"),
+        ("user.email", "test@example.com"),
+        ("commit.gpgsign", "false"),
+    ] {
+        git(dir, &["config", k, v]);
+    }
+}
