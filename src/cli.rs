@@ -6,7 +6,7 @@ use crate::discover;
 use crate::engine;
 use crate::outcome::Outcome;
 use crate::report::{self, Format, Settings};
-use crate::rules::{self, Version, RULES};
+use crate::rules::{self, Version};
 use crate::yaml;
 use clap::{Parser, Subcommand};
 use std::collections::BTreeSet;
@@ -575,7 +575,7 @@ pub fn main() -> i32 {
             path,
             config,
         }) => configs(&[path], &config).and_then(|(c, _)| {
-            list_rules(available(&c), format, &mut out)
+            list_rules(c.available().into_iter(), format, &mut out)
                 .map(|_| EXIT_OK)
                 .map_err(|e| Failure::Message(e.to_string()))
         }),
@@ -672,19 +672,17 @@ fn list_rules<'r>(
     Ok(())
 }
 
-/// The built-in rules and the policies of the config.
-fn available(config: &Config) -> impl Iterator<Item = &'static rules::Rule> + '_ {
-    RULES.iter().copied().chain(config.policies.iter().copied())
-}
-
 fn explain(id: &str, config: &Config, out: &mut dyn Write) -> Result<i32, String> {
     // A category explains itself by the rules it holds.
     if let Some(category) = rules::Category::ALL.into_iter().find(|c| c.as_str() == id) {
-        let members = available(config).filter(|r| r.category == category);
+        let members = config
+            .available()
+            .into_iter()
+            .filter(|r| r.category == category);
         list_rules(members, ListFormat::Text, out).map_err(|e| e.to_string())?;
         return Ok(EXIT_OK);
     }
-    match available(config).find(|r| r.id == id) {
+    match config.available().into_iter().find(|r| r.id == id) {
         Some(rule) => {
             out.write_all(rule.doc.as_bytes())
                 .map_err(|e| e.to_string())?;
