@@ -5,6 +5,7 @@ use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
 use crate::engine;
 use crate::outcome::Outcome;
+use crate::repo::Markers;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version};
 use crate::yaml;
@@ -507,7 +508,10 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
         return Ok(None);
     };
     let mut trusted = config::load_trusted(file)?;
-    let dir = crate::paths::normalize(&crate::repo::find_root(&first));
+    let dir = crate::paths::normalize(&crate::repo::find_root(
+        &first,
+        crate::repo::Markers::GitTop,
+    ));
     if inside(file, &dir) {
         eprintln!(
             "gitops-lint: warning: the trusted config {} is inside the linted repository, where a \
@@ -710,8 +714,8 @@ fn options(paths: Vec<PathBuf>, repo_urls: Vec<String>) -> engine::Options {
 
 /// The repository root of `path`, written plainly, so that reported paths read `repo/x.yaml`,
 /// not `repo/a/../x.yaml`.
-fn written_root(path: &std::path::Path) -> PathBuf {
-    let root = crate::paths::normalize(&crate::repo::find_root(path));
+fn written_root(path: &std::path::Path, markers: Markers) -> PathBuf {
+    let root = crate::paths::normalize(&crate::repo::find_root(path, markers));
     if root.as_os_str().is_empty() {
         PathBuf::from(".")
     } else {
@@ -720,9 +724,9 @@ fn written_root(path: &std::path::Path) -> PathBuf {
 }
 
 /// The repository root `path` lies below, when it is not the root itself: the nearest folder
-/// up with `.git` or a config file.
-fn root_above(path: &std::path::Path) -> Option<PathBuf> {
-    let root = written_root(path);
+/// up with `.git` or a config file (under a trusted config, the git top level).
+fn root_above(path: &std::path::Path, markers: Markers) -> Option<PathBuf> {
+    let root = written_root(path, markers);
     let real = root.canonicalize().ok()?;
     (crate::repo::is_root(&real) && Some(&real) != path.canonicalize().ok().as_ref())
         .then_some(root)
@@ -739,7 +743,7 @@ fn graph(
     repo_urls.extend(urls);
     // Below the root, the repository is read whole (Applications' paths are relative to the
     // root), and the tree shows the Applications the path holds.
-    let (read, only) = match root_above(&path) {
+    let (read, only) = match root_above(&path, Markers::trusted(config.trusted.is_some())) {
         Some(root) => (root, path.canonicalize().ok()),
         None => (path, None),
     };
@@ -784,7 +788,7 @@ fn show_config(
     opts.config = c.clone();
     let secrets = engine::secrets(&opts)?;
     report::write_masked(&secrets, out, |out| {
-        let root = crate::repo::find_root(path);
+        let root = crate::repo::find_root(path, Markers::trusted(c.trusted.is_some()));
         report::config::print(&c, args.no_config, &crate::repo::git_remotes(&root), out)
     })
     .map_err(io)?;
@@ -798,7 +802,7 @@ fn render_chart(
     out: &mut dyn Write,
 ) -> Result<i32, String> {
     use crate::render::helm;
-    let root = crate::repo::find_root(dir);
+    let root = crate::repo::find_root(dir, Markers::ConfigOrGit);
     let chart = helm::load(dir, &root).map_err(|e| e.0)?;
     let mut values = Vec::new();
     for file in &args.values {
@@ -856,7 +860,7 @@ fn render_chart(
 }
 
 fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
-    let root = crate::repo::find_root(&dir);
+    let root = crate::repo::find_root(&dir, Markers::ConfigOrGit);
     let loaded = engine::load(&options(vec![root.clone()], Vec::new()))?;
     let (objects, problems) =
         crate::render::build_kustomization(&loaded.sources, &loaded.docs, &root, &dir);
@@ -1014,6 +1018,8 @@ fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<Path
 /// Narrows a `--context`, `--changed-since` or subfolder run: the repository roots are read,
 /// and only what the changed (or named) paths hold or cause is reported.
 fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
+    let markers = Markers::trusted(opts.config.trusted.is_some());
+    let written_root = |p: &std::path::Path| written_root(p, markers);
     let mut paths = args.paths.clone();
     if let Some(rev) = &args.changed_since {
         let mut changed = Vec::new();
@@ -1037,7 +1043,7 @@ fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
         p.symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink())
     });
-    let below_root = !named_link && args.paths.iter().any(|p| root_above(p).is_some());
+    let below_root = !named_link && args.paths.iter().any(|p| root_above(p, markers).is_some());
     if !(args.context || args.changed_since.is_some() || below_root) {
         if args.cache || args.cache_dir.is_some() {
             eprintln!(

@@ -618,7 +618,7 @@ pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
     match find(start) {
         Some(path) => load(&path),
         None => {
-            let root = crate::repo::find_root(start);
+            let root = crate::repo::find_root(start, crate::repo::Markers::ConfigOrGit);
             Ok(Config {
                 policies: crate::policy::load_folder(&root, Source::Disk { trusted: false })?,
                 ..Config::default()

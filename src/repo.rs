@@ -11,6 +11,33 @@ pub struct Repo {
     pub roots: Vec<PathBuf>,
     /// Normalised URLs that mean "this repository".
     pub urls: Vec<String>,
+    /// What marked the roots, and so whether a folder below one can be a repository of its own.
+    pub markers: Markers,
+}
+
+/// What marks a repository's root.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Markers {
+    /// The nearest folder up with a config file or `.git`: one tree may hold several
+    /// repositories (examples, fixtures), each with its own config.
+    #[default]
+    ConfigOrGit,
+    /// The git top level only, under a trusted config: a config file the change under review
+    /// plants in a subfolder must not move the root that the trusted globs (`per-path`, a
+    /// policy's `match.paths`) are relative to, split the repository in two, or hide its git
+    /// remotes. Without any `.git` above, the nearest config or `.git` as before.
+    GitTop,
+}
+
+impl Markers {
+    /// The markers of a run: [`Markers::GitTop`] when a trusted config is in force.
+    pub fn trusted(trusted: bool) -> Markers {
+        if trusted {
+            Markers::GitTop
+        } else {
+            Markers::ConfigOrGit
+        }
+    }
 }
 
 impl Repo {
@@ -65,22 +92,56 @@ pub fn normalize_url(url: &str) -> String {
     }
 }
 
-/// The nearest directory at or above `start` that holds a config file or `.git`, written
-/// relative to `start` the way the user wrote it. Without one, `start` itself (or its
-/// directory, for a file).
-pub fn find_root(start: &Path) -> PathBuf {
+/// The nearest directory at or above `start` that `markers` make a root, written relative to
+/// `start` the way the user wrote it. Without one, `start` itself (or its directory, for a
+/// file).
+pub fn find_root(start: &Path, markers: Markers) -> PathBuf {
     let base = crate::paths::dir_of(start);
     let Ok(abs) = base.canonicalize() else {
         return base;
     };
-    let mut written = base.clone();
-    for dir in abs.ancestors() {
-        if is_root(dir) {
-            return written;
+    let walk = |is: &dyn Fn(&Path) -> bool| {
+        let mut written = base.clone();
+        for dir in abs.ancestors() {
+            if is(dir) {
+                return Some(written);
+            }
+            written = written.join("..");
         }
-        written = written.join("..");
+        None
+    };
+    let found = match markers {
+        Markers::GitTop => walk(&is_git_top).or_else(|| walk(&is_root)),
+        Markers::ConfigOrGit => walk(&is_root),
+    };
+    found.unwrap_or(base)
+}
+
+/// Whether `dir` is the top level of a git working tree: it holds a `.git` folder, or a `.git`
+/// file of a linked worktree. A submodule's `.git` file (its git directory under the enclosing
+/// repository's `modules/`) is not one: a change can add a submodule, and its folder is still
+/// part of the repository being checked.
+fn is_git_top(dir: &Path) -> bool {
+    let dot_git = dir.join(".git");
+    let Ok(meta) = std::fs::metadata(&dot_git) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return true;
     }
-    base
+    // `gitdir: <path>`, a line; anything longer is not a git file.
+    if !meta.is_file() || meta.len() > 4096 {
+        return false;
+    }
+    let Ok(text) = std::fs::read_to_string(&dot_git) else {
+        return false;
+    };
+    let Some(target) = text.trim().strip_prefix("gitdir:") else {
+        return false;
+    };
+    !Path::new(target.trim())
+        .components()
+        .any(|c| c.as_os_str() == "modules")
 }
 
 /// Whether `dir` is a repository root: it holds a config file or `.git`.
@@ -89,13 +150,31 @@ pub fn is_root(dir: &Path) -> bool {
 }
 
 /// The nearest repository root at or above a file, found by walking the path as written (no
-/// file system lookups beyond the markers); the empty path when none is found.
-pub fn root_of_file(file: &Path, cache: &mut foldhash::HashMap<PathBuf, PathBuf>) -> PathBuf {
+/// file system lookups beyond the markers); the empty path when none is found. Under
+/// [`Markers::GitTop`] no folder below a root is a repository of its own: the deepest of the
+/// run's roots that holds the file.
+pub fn root_of_file(
+    file: &Path,
+    repo: &Repo,
+    cache: &mut foldhash::HashMap<PathBuf, PathBuf>,
+) -> PathBuf {
     let Some(dir) = file.parent() else {
         return PathBuf::new();
     };
     if let Some(r) = cache.get(dir) {
         return r.clone();
+    }
+    if repo.markers == Markers::GitTop {
+        let roots: Vec<PathBuf> = repo
+            .roots
+            .iter()
+            .map(|r| crate::paths::normalize(r))
+            .collect();
+        let found = crate::paths::deepest_normal_root(&roots, &crate::paths::normalize(dir))
+            .map(Path::to_path_buf)
+            .unwrap_or_default();
+        cache.insert(dir.to_path_buf(), found.clone());
+        return found;
     }
     let mut walked = Vec::new();
     let mut found = PathBuf::new();

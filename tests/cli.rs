@@ -1259,3 +1259,84 @@ fn the_xml_check_rejects_what_is_not_xml() {
     assert_eq!(ok.attribute("x"), Some("<1>"));
     assert_eq!(ok.children.len(), 1);
 }
+
+/// `top/repo`, a git repository whose `apps/prod` holds an Application that `default-project`
+/// reports and that points at a folder of this repository that does not exist; a trusted
+/// config beside it raises `default-project` for `apps/prod/**` and brings a policy scoped to
+/// it. The change under review plants an empty config in `apps/`.
+fn planted_root_repository() -> tempfile::TempDir {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    std::fs::create_dir_all(repo.join("apps/prod")).unwrap();
+    common::git_init(&repo);
+    common::git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/example/fleet.git",
+        ],
+    );
+    let app = DEFAULT_PROJECT_APP
+        .replace("NAME", "a")
+        .replace(
+            "https://example.com/r.git",
+            "https://github.com/example/fleet.git",
+        )
+        .replace("path: a,", "path: apps/missing,");
+    std::fs::write(repo.join("apps/prod/a.yaml"), app).unwrap();
+    std::fs::write(repo.join("apps/.gitops-lint.yaml"), "").unwrap();
+    std::fs::write(
+        top.path().join("trusted.yaml"),
+        "policies: [policies]\nper-path:\n  - paths: ['apps/prod/**']\n    severity: {default-project: error}\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(top.path().join("policies")).unwrap();
+    std::fs::write(
+        top.path().join("policies/prod-team.yaml"),
+        "id: prod-team-label\nseverity: error\nmessage: prod Applications name their team\n\
+         match:\n  kind: Application\n  paths: ['apps/prod/**']\n\
+         condition: \"!has(object.metadata.labels)\"\n",
+    )
+    .unwrap();
+    top
+}
+
+#[test]
+fn a_planted_config_does_not_move_the_root_of_a_trusted_run() {
+    let top = planted_root_repository();
+    let repo = top.path().join("repo");
+    // The linted path as the Action's `path` names it, the root, and a changed file.
+    for args in [
+        vec!["."],
+        vec!["apps"],
+        vec!["apps/prod"],
+        vec!["--context", "apps/prod/a.yaml"],
+    ] {
+        let mut all = vec!["--format", "json", "--trusted-config", "../trusted.yaml"];
+        all.extend_from_slice(&args);
+        let out = run_in(&repo, &all, Duration::from_secs(60));
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        let report = json(&out);
+        let findings = found(&report);
+        let has = |rule: &str, severity: &str| {
+            report["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|f| f["rule"] == rule && f["severity"] == severity)
+        };
+        // The trusted per-path severity and the policy scoped to `apps/prod/**` still hold,
+        // and the git remote still makes the Application's source this repository.
+        assert!(has("default-project", "error"), "{args:?}: {findings:?}");
+        assert!(has("prod-team-label", "error"), "{args:?}: {findings:?}");
+        assert!(
+            has("application-source-missing", "error"),
+            "{args:?}: {findings:?}"
+        );
+        for f in report["findings"].as_array().unwrap() {
+            assert_eq!(f["file"], "apps/prod/a.yaml", "{args:?}: {f:#}");
+        }
+    }
+}

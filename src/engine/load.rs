@@ -456,14 +456,19 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         started.elapsed() - discovered,
         peak_rss(opts),
     ));
-    let mut roots: Vec<PathBuf> = opts.paths.iter().map(|p| repo::find_root(p)).collect();
+    let markers = repo::Markers::trusted(opts.config.trusted.is_some());
+    let mut roots: Vec<PathBuf> = opts
+        .paths
+        .iter()
+        .map(|p| repo::find_root(p, markers))
+        .collect();
     roots.sort();
     roots.dedup();
     let mut urls: Vec<String> = opts.repo_urls.clone();
     for root in &roots {
         urls.extend(repo::git_remotes(root));
     }
-    Ok(assemble(results, summary, roots, urls))
+    Ok(assemble(results, summary, roots, urls, markers))
 }
 
 /// Parses files held in memory as if they had been read from disk under `root`, which is
@@ -488,6 +493,7 @@ pub fn load_memory(files: Vec<(PathBuf, Vec<u8>)>, root: PathBuf, opts: &Options
         Summary::default(),
         vec![root],
         opts.repo_urls.clone(),
+        repo::Markers::trusted(opts.config.trusted.is_some()),
     )
 }
 
@@ -496,6 +502,7 @@ fn assemble(
     mut summary: Summary,
     roots: Vec<PathBuf>,
     urls: Vec<String>,
+    markers: repo::Markers,
 ) -> Loaded {
     // Every other thread waits for this step: what few files have is taken out in order, and
     // what every file has is moved in parallel.
@@ -547,7 +554,11 @@ fn assemble(
         findings,
         redactions,
         summary,
-        repo: repo::Repo { roots, urls },
+        repo: repo::Repo {
+            roots,
+            urls,
+            markers,
+        },
         clean,
     }
 }

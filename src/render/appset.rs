@@ -929,6 +929,7 @@ spec:
         let repo = Repo {
             roots: roots.to_vec(),
             urls: vec![normalize_url("https://example.com/r.git")],
+            ..Repo::default()
         };
         let mut budget = Budget::new(UNIT_STEPS);
         let out = expand(&docs[0].objects[0], &db, &repo, &mut budget);

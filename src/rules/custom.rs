@@ -271,7 +271,7 @@ impl Policy {
     /// Evaluates the policy on every unit of `lint` it matches, in order.
     /// `budget`: the cost units this policy may spend in the run ([`budget_per_policy`]).
     pub fn check(&self, cx: &Cx, g: &Graph, lint: &[usize], budget: u64, out: &mut Sink) {
-        let mut repos = crate::rules::project::Repos::new(cx.sources);
+        let mut repos = crate::rules::project::Repos::new(cx.sources, cx.graph);
         let mut pool = Pool(budget);
         let targets: Vec<usize> = lint
             .iter()

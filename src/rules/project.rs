@@ -12,22 +12,25 @@ use foldhash::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The repository each file belongs to: the nearest folder holding `.gitops-lint.yaml` or
-/// `.git`. Applications and projects of two repositories linted together never meet.
+/// `.git` (under a trusted config, the run's root that holds it). Applications and projects of
+/// two repositories linted together never meet.
 pub struct Repos<'a> {
     sources: &'a SourceDb,
+    repo: &'a repo::Repo,
     cache: HashMap<PathBuf, PathBuf>,
 }
 
 impl<'a> Repos<'a> {
-    pub fn new(sources: &'a SourceDb) -> Repos<'a> {
+    pub fn new(sources: &'a SourceDb, graph: &'a Graph) -> Repos<'a> {
         Repos {
             sources,
+            repo: &graph.repo,
             cache: HashMap::default(),
         }
     }
 
     pub fn of(&mut self, file: FileId) -> PathBuf {
-        repo::root_of_file(&self.sources.get(file).path, &mut self.cache)
+        repo::root_of_file(&self.sources.get(file).path, self.repo, &mut self.cache)
     }
 }
 

@@ -23,7 +23,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     // Argo CD creates `default` wide open only when it does not exist; a repository that
     // defines it sets its limits itself (project-too-open judges them).
     if !cx.repo.default_projects.is_empty() {
-        let mut repos = Repos::new(cx.sources);
+        let mut repos = Repos::new(cx.sources, cx.graph);
         let mine = repos.of(obj.file);
         if cx
             .repo

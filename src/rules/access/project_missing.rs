@@ -15,7 +15,7 @@ rule! {
 }
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
-    let mut repos = Repos::new(cx.sources);
+    let mut repos = Repos::new(cx.sources, cx.graph);
     let projects = Projects::collect(g, &mut repos);
     if projects.repos_with_projects.is_empty() {
         return;

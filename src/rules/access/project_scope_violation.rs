@@ -52,7 +52,7 @@ fn emit(g: &Graph, out: &mut Sink, made: &mut Made, app: String, r: Report) {
 }
 
 fn check(cx: &Cx, g: &Graph, out: &mut Sink) {
-    let mut repos = Repos::new(cx.sources);
+    let mut repos = Repos::new(cx.sources, cx.graph);
     let projects = Projects::collect(g, &mut repos);
     if projects.repos_with_projects.is_empty() {
         return;

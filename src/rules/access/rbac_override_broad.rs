@@ -21,7 +21,7 @@ fn check(cx: &Cx, obj: &Object, out: &mut Sink) {
     let Some(data) = rbac_data(obj) else { return };
     let default_role = data.str_at("policy.default").map(str::trim);
     // Only an argocd-cm of the same repository configures the same Argo CD.
-    let mut repos = Repos::new(cx.sources);
+    let mut repos = Repos::new(cx.sources, cx.graph);
     let mine = repos.of(obj.file);
     let revisions = cx.version_or_oldest() >= Version::new(3, 3)
         && cx

@@ -23,7 +23,7 @@ const GROUP: &str = "admissionregistration.k8s.io";
 /// The repository of each unit, as an index: policies, bindings and params apply to the
 /// objects of their own repository only (two repositories linted together never meet).
 fn unit_repos(cx: &Cx, g: &Graph) -> Vec<usize> {
-    let mut repos = crate::rules::project::Repos::new(cx.sources);
+    let mut repos = crate::rules::project::Repos::new(cx.sources, cx.graph);
     let mut ids: Vec<std::path::PathBuf> = Vec::new();
     g.units
         .iter()
