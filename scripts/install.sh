@@ -23,6 +23,10 @@
 #                           https://github.com/$GITOPS_LINT_REPOSITORY/releases/download
 #   GITOPS_LINT_REPOSITORY  owner/name of the repository that publishes the releases
 #   RUNNER_OS, RUNNER_ARCH  the platform as GitHub runners name it (uname when unset)
+#   GITOPS_LINT_ARCHIVE_CACHE  a directory kept between runs (the Action's cache): a release
+#                           archive found there is used only once it matches the checksum
+#                           fetched from the release in this run, else it is replaced by a fresh
+#                           download; a verified download is left there for the next run
 #
 # REF and the repository come from the workflow, not from the code under review; they are
 # still only ever used as data (validated, quoted, never evaluated).
@@ -130,27 +134,58 @@ fetch() {
   return 1
 }
 
-status=0
-fetch "$base/$tag/$asset" "$work/$asset" || status=$?
-case $status in
-  0) ;;
-  3) no_release "release $tag has no $asset at $base/$tag/" ;;
-  *) fail "downloading $base/$tag/$asset failed" ;;
-esac
-# From here on, the release exists: every problem is a failure, never a reason to build.
+# The checksum comes from the release in every run, never from the cache: the cache is written
+# by whatever runs in the job after the action, a pull request's code included.
+cache=${GITOPS_LINT_ARCHIVE_CACHE:-}
 status=0
 fetch "$base/$tag/$asset.sha256" "$work/$asset.sha256" || status=$?
-[ "$status" -eq 0 ] || fail "release $tag has $asset but its checksum $asset.sha256 could not be fetched"
+case $status in
+  0) ;;
+  # No checksum: is there a release at all? Without its archive, build; with it, fail below.
+  3) sum_missing=1 ;;
+  *) fail "downloading $base/$tag/$asset.sha256 failed" ;;
+esac
 
 # `HASH  NAME` (or `HASH *NAME`), as sha256sum writes it.
-read -r expected listed < "$work/$asset.sha256" || true
-if ! [[ ${expected:-} =~ ^[0-9a-fA-F]{64}$ ]] || [ "${listed#\*}" != "$asset" ]; then
-  fail "$asset.sha256 is not a SHA-256 checksum line for $asset"
+checked() {
+  read -r expected listed < "$work/$asset.sha256" || true
+  if ! [[ ${expected:-} =~ ^[0-9a-fA-F]{64}$ ]] || [ "${listed#\*}" != "$asset" ]; then
+    fail "$asset.sha256 is not a SHA-256 checksum line for $asset"
+  fi
+  expected=$(printf '%s' "$expected" | tr 'A-F' 'a-f')
+  actual=$("${sha256[@]}" "$1" | awk '{ print $1 }')
+  [ "$actual" = "$expected" ]
+}
+
+have=
+if [ -z "${sum_missing:-}" ] && [ -n "$cache" ] && [ -f "$cache/$asset" ] && [ ! -L "$cache/$asset" ]; then
+  cp -- "$cache/$asset" "$work/$asset"
+  if checked "$work/$asset"; then
+    have=1
+    say "using the cached $asset (SHA-256 $actual, as the release says)"
+  else
+    # A cache entry cannot be overwritten under its key: download again rather than fail
+    # every run until it is evicted.
+    if [ "${GITHUB_ACTIONS:-}" = true ]; then
+      echo "::warning::gitops-lint install: the cached $asset does not match the release's checksum; it is not used"
+    fi
+    say "the cached $asset is $actual, the release's $asset.sha256 says $expected: not used, downloading it again"
+    rm -f -- "$work/$asset"
+  fi
 fi
-expected=$(printf '%s' "$expected" | tr 'A-F' 'a-f')
-actual=$("${sha256[@]}" "$work/$asset" | awk '{ print $1 }')
-if [ "$actual" != "$expected" ]; then
-  fail "checksum mismatch for $asset: the release's $asset.sha256 says $expected, the download is $actual; not installed"
+if [ -z "$have" ]; then
+  status=0
+  fetch "$base/$tag/$asset" "$work/$asset" || status=$?
+  case $status in
+    0) ;;
+    3) no_release "release $tag has no $asset at $base/$tag/" ;;
+    *) fail "downloading $base/$tag/$asset failed" ;;
+  esac
+  # From here on, the release exists: every problem is a failure, never a reason to build.
+  [ -z "${sum_missing:-}" ] || fail "release $tag has $asset but its checksum $asset.sha256 could not be fetched"
+  if ! checked "$work/$asset"; then
+    fail "checksum mismatch for $asset: the release's $asset.sha256 says $expected, the download is $actual; not installed"
+  fi
 fi
 
 mkdir "$work/unpacked"
@@ -170,4 +205,9 @@ fi
 mkdir -p -- "$dir"
 cp -- "$bin" "$dir/.gitops-lint.partial"
 mv -f -- "$dir/.gitops-lint.partial" "$dir/gitops-lint"
+if [ -n "$cache" ] && [ -z "$have" ]; then
+  mkdir -p -- "$cache"
+  rm -f -- "$cache/$asset"
+  cp -- "$work/$asset" "$cache/$asset"
+fi
 say "installed $tag for $target (SHA-256 $actual) as $dir/gitops-lint"

@@ -584,7 +584,7 @@ fn example_repository_fails_on_warnings_with_outputs_summary_sarif_and_annotatio
     let outcome = run_action(&action, &sb.workspace, &sb.temp, &Job::default());
     assert_eq!(outcome.code, 1, "stderr: {}", outcome.stderr);
     assert_eq!(outcome.failed_step.as_deref(), Some("Run gitops-lint"));
-    assert_eq!(outcome.skipped, ["Restore the gitops-lint binary"]);
+    assert_eq!(outcome.skipped, ["Restore the gitops-lint release archive"]);
 
     let report = direct_report(&sb.workspace, &[]);
     let [errors, warnings, infos] = counts(&report);
@@ -594,7 +594,7 @@ fn example_repository_fails_on_warnings_with_outputs_summary_sarif_and_annotatio
     );
     expect_outputs(&outcome, &report, "gitops-lint.sarif");
     let key = &outcome.step_outputs["key"]["key"];
-    assert!(key.starts_with("gitops-lint-Linux-X64-"), "{key}");
+    assert!(key.starts_with("gitops-lint-archive-Linux-X64-"), "{key}");
 
     // The job summary: severity counts, one row per rule, then the top findings.
     let summary = &outcome.summary;
@@ -829,44 +829,169 @@ fn inputs_are_data_not_shell_code() {
     );
 }
 
+/// A binary an earlier step of the job left where the action installs (a pull request's code
+/// runs with the same rights) is never run: the action installs afresh.
 #[test]
-fn a_cached_binary_is_used_without_building() {
+fn a_binary_left_in_the_install_directory_is_never_run() {
     let action = load_action();
     let sb = sandbox();
-    // Where the cache step restores the binary.
-    let bin_dir = sb.temp.join("gitops-lint-bin");
-    std::fs::create_dir_all(&bin_dir).unwrap();
-    std::fs::copy(BIN, bin_dir.join("gitops-lint")).unwrap();
-    // A cargo that records being called.
-    let fake = sb.temp.join("fake-bin");
-    std::fs::create_dir_all(&fake).unwrap();
-    let called = sb.temp.join("cargo-called");
-    std::fs::write(
-        fake.join("cargo"),
-        format!("#!/bin/sh\ntouch '{}'\nexit 1\n", called.display()),
-    )
-    .unwrap();
-    make_executable(&fake.join("cargo"));
+    let ran = sb.temp.join("planted-binary-ran");
+    let planted = format!(
+        "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
+        ran.display()
+    );
+    for dir in ["gitops-lint-bin", "gitops-lint-cache"] {
+        std::fs::create_dir_all(sb.temp.join(dir)).unwrap();
+        std::fs::write(sb.temp.join(dir).join("gitops-lint"), &planted).unwrap();
+        make_executable(&sb.temp.join(dir).join("gitops-lint"));
+    }
+    let cargo = FakeCargo::new(&sb.temp);
     let job = Job {
-        with: vec![("fail-on", "never")],
-        env: vec![("GITOPS_LINT_BIN", None)],
-        path: Some(format!(
-            "{}:{}",
-            fake.display(),
-            std::env::var("PATH").unwrap()
-        )),
-        ..Job::default()
+        env: vec![
+            ("GITOPS_LINT_BIN", None),
+            ("GITOPS_LINT_RELEASES", Some("file:///nonexistent".into())),
+        ],
+        ..release_job(&sb.temp, &cargo, "main")
     };
     let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
-    assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
-    assert!(!called.exists(), "cargo ran despite the cached binary");
-    assert_eq!(
-        outcome.step_outputs["install"]["bin"],
-        bin_dir.join("gitops-lint").display().to_string()
+    expect_built(&outcome, &cargo, &sb.temp, "planted binary");
+    assert!(!ran.exists(), "the planted binary was run");
+}
+
+/// The cache holds the release archive, which is checked against the checksum the release
+/// publishes, fetched in every run, before anything in it runs: a genuine one is used without
+/// downloading it again, a swapped one is replaced by a fresh download and never run.
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_tar, has_sha256)),
+    ignore = "needs curl, tar and sha256sum (or shasum) on PATH"
+)]
+fn a_cached_archive_is_checked_against_the_release_before_it_runs() {
+    let action = load_action();
+    let tag = format!("v{VERSION}");
+    let asset = format!("gitops-lint-{tag}-{TARGET}.tar.gz");
+
+    // A genuine archive in the cache; the release's archive is gone, its checksum is there.
+    let sb = sandbox();
+    let releases = sb.temp.join("releases");
+    let archive = publish(&releases, &tag, Path::new(BIN));
+    let cache = sb.temp.join("gitops-lint-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    std::fs::rename(&archive, cache.join(&asset)).unwrap();
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, &tag),
     );
+    let installed = expect_installed(&outcome, &sb.temp, "cached archive");
+    assert!(installed == std::fs::read(BIN).unwrap());
+    assert!(
+        outcome.stderr.contains(&format!("using the cached {asset}")),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(cargo.args(), None, "nothing was built");
+
+    // A look-alike archive in the cache, under the right name.
+    let sb = sandbox();
+    let ran = sb.temp.join("forged-binary-ran");
+    let forged = sb.temp.join("forged");
+    std::fs::write(
+        &forged,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    make_executable(&forged);
+    let cache = sb.temp.join("gitops-lint-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let forged_archive = publish(&sb.temp.join("elsewhere"), &tag, &forged);
+    std::fs::copy(&forged_archive, cache.join(&asset)).unwrap();
+    let releases = sb.temp.join("releases");
+    let genuine = publish(&releases, &tag, Path::new(BIN));
+    let cargo = FakeCargo::new(&sb.temp);
+    let outcome = run_action(
+        &action,
+        &sb.workspace,
+        &sb.temp,
+        &release_job(&releases, &cargo, &tag),
+    );
+    let installed = expect_installed(&outcome, &sb.temp, "swapped cached archive");
+    assert!(installed == std::fs::read(BIN).unwrap());
+    assert!(!ran.exists(), "the cached look-alike was run");
+    assert!(
+        outcome
+            .stdout
+            .contains("does not match the release's checksum; it is not used"),
+        "{}",
+        outcome.stdout
+    );
+    // The next run finds the verified download.
+    assert!(std::fs::read(cache.join(&asset)).unwrap() == std::fs::read(genuine).unwrap());
+    assert_eq!(cargo.args(), None, "nothing was built");
+}
+
+/// scripts/install-rust.sh runs rustup-init only once it matches its published checksum.
+#[test]
+#[cfg_attr(
+    not(all(has_curl, has_sha256)),
+    ignore = "needs curl and sha256sum (or shasum) on PATH"
+)]
+fn rustup_init_runs_only_when_it_matches_its_checksum() {
+    let temp = tempfile::tempdir().unwrap();
+    let dist = temp.path().join("dist");
+    let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    std::fs::create_dir_all(dist.join(&target)).unwrap();
+    let ran = temp.path().join("rustup-init-ran");
+    let init = format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > '{}'\n", ran.display());
+    std::fs::write(dist.join(&target).join("rustup-init"), &init).unwrap();
+    let publish_sum = |bytes: &[u8]| {
+        std::fs::write(
+            dist.join(&target).join("rustup-init.sha256"),
+            format!("{} *rustup-init\n", sha256_hex(bytes)),
+        )
+        .unwrap()
+    };
+    let run = || {
+        let mut cmd = Command::new("bash");
+        cmd.arg(root().join("scripts/install-rust.sh"))
+            .env("GITOPS_LINT_RUSTUP_DIST", format!("file://{}", dist.display()))
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_ARCH", std::env::consts::ARCH)
+            .env("RUNNER_TEMP", temp.path())
+            .env("GITHUB_ACTIONS", "true");
+        common::run_command(cmd, "scripts/install-rust.sh", Duration::from_secs(60))
+    };
+    // The checksum of something else: nothing runs.
+    publish_sum(b"another installer");
+    let out = run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("::error::gitops-lint install-rust: checksum mismatch for rustup-init"),
+        "{}",
+        out.stdout
+    );
+    assert!(!ran.exists(), "an unverified rustup-init ran");
+    // Its own checksum: it runs, with a minimal stable toolchain and the shell profile left alone.
+    publish_sum(init.as_bytes());
+    let out = run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let args = std::fs::read_to_string(&ran).unwrap();
     assert_eq!(
-        outcome.step_outputs["key"]["bin-dir"],
-        bin_dir.display().to_string()
+        args.lines().collect::<Vec<_>>(),
+        [
+            "-y",
+            "--profile",
+            "minimal",
+            "--default-toolchain",
+            "stable",
+            "--no-modify-path"
+        ]
     );
 }
 
