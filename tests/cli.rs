@@ -1340,3 +1340,53 @@ fn a_planted_config_does_not_move_the_root_of_a_trusted_run() {
         }
     }
 }
+
+#[test]
+fn a_planted_config_does_not_move_the_root_of_a_run_pinned_to_a_revision() {
+    let top = planted_root_repository();
+    let repo = top.path().join("repo");
+    // The base branch holds the trusted config and its policy at the root; the change under
+    // review plants an empty config in `apps/`.
+    std::fs::rename(top.path().join("trusted.yaml"), repo.join(".gitops-lint.yaml")).unwrap();
+    std::fs::rename(top.path().join("policies"), repo.join("policies")).unwrap();
+    std::fs::rename(
+        repo.join("apps/.gitops-lint.yaml"),
+        top.path().join("planted.yaml"),
+    )
+    .unwrap();
+    common::git(&repo, &["add", "-A"]);
+    common::git(&repo, &["commit", "-qm", "base"]);
+    std::fs::rename(
+        top.path().join("planted.yaml"),
+        repo.join("apps/.gitops-lint.yaml"),
+    )
+    .unwrap();
+    for args in [vec!["."], vec!["apps"], vec!["--context", "apps/prod/a.yaml"]] {
+        let mut all = vec!["--format", "json", "--trusted-config-rev", "HEAD"];
+        all.extend_from_slice(&args);
+        let out = run_in(&repo, &all, Duration::from_secs(60));
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        let report = json(&out);
+        let rules: Vec<(String, String)> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["rule"].as_str().unwrap().to_string(),
+                    f["severity"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        for want in [
+            "default-project",
+            "prod-team-label",
+            "application-source-missing",
+        ] {
+            assert!(
+                rules.contains(&(want.to_string(), "error".to_string())),
+                "{args:?}: {want} missing from {rules:?}"
+            );
+        }
+    }
+}
