@@ -748,6 +748,7 @@ fn graph(
         None => (path, None),
     };
     let mut opts = options(vec![read], repo_urls);
+    opts.discover.ignore_files = config.trusted.is_none();
     opts.config = config;
     let mut outcome = engine::run(&opts)?;
     report::mask(&mut outcome);
@@ -977,6 +978,7 @@ fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<Path
         args.repo_url.iter().cloned().chain(urls).collect(),
     );
     opts.discover.include = args.include.clone();
+    opts.discover.ignore_files = config.trusted.is_none();
     opts.discover.exclude = config
         .exclude
         .iter()

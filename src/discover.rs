@@ -22,6 +22,10 @@ pub struct Options {
     /// The run's ceilings: [`MAX_FILES`] and [`MAX_TOTAL_BYTES`] unless a test needs less.
     pub max_files: usize,
     pub max_total_bytes: u64,
+    /// Honour `.gitignore` and `.ignore` files found in the tree. Under a trusted config they
+    /// are not: the change under review writes them, and Argo CD deploys what Git holds
+    /// whatever they say.
+    pub ignore_files: bool,
 }
 
 impl Default for Options {
@@ -32,6 +36,7 @@ impl Default for Options {
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             max_files: MAX_FILES,
             max_total_bytes: MAX_TOTAL_BYTES,
+            ignore_files: true,
         }
     }
 }
@@ -317,11 +322,11 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
         }
         let walker = ignore::WalkBuilder::new(root)
             .hidden(true)
-            .git_ignore(true)
+            .git_ignore(opts.ignore_files)
             .git_global(false)
             .git_exclude(true)
-            .ignore(true)
-            .parents(true)
+            .ignore(opts.ignore_files)
+            .parents(opts.ignore_files)
             .require_git(false)
             .follow_links(false)
             .threads(rayon::current_num_threads())

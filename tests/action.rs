@@ -888,7 +888,9 @@ fn a_cached_archive_is_checked_against_the_release_before_it_runs() {
     let installed = expect_installed(&outcome, &sb.temp, "cached archive");
     assert!(installed == std::fs::read(BIN).unwrap());
     assert!(
-        outcome.stderr.contains(&format!("using the cached {asset}")),
+        outcome
+            .stderr
+            .contains(&format!("using the cached {asset}")),
         "{}",
         outcome.stderr
     );
@@ -959,7 +961,10 @@ fn rustup_init_runs_only_when_it_matches_its_checksum() {
     let run = || {
         let mut cmd = Command::new("bash");
         cmd.arg(root().join("scripts/install-rust.sh"))
-            .env("GITOPS_LINT_RUSTUP_DIST", format!("file://{}", dist.display()))
+            .env(
+                "GITOPS_LINT_RUSTUP_DIST",
+                format!("file://{}", dist.display()),
+            )
             .env("RUNNER_OS", "Linux")
             .env("RUNNER_ARCH", std::env::consts::ARCH)
             .env("RUNNER_TEMP", temp.path())

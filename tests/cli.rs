@@ -1307,6 +1307,10 @@ fn planted_root_repository() -> tempfile::TempDir {
 fn a_planted_config_does_not_move_the_root_of_a_trusted_run() {
     let top = planted_root_repository();
     let repo = top.path().join("repo");
+    // Ignore files that would hide every file: Argo CD deploys what Git holds whatever they say,
+    // and under a trusted config only its excludes hide files.
+    std::fs::write(repo.join(".ignore"), "*\n").unwrap();
+    std::fs::write(repo.join("apps/.gitignore"), "prod/\n").unwrap();
     // The linted path as the Action's `path` names it, the root, and a changed file.
     for args in [
         vec!["."],
@@ -1347,7 +1351,11 @@ fn a_planted_config_does_not_move_the_root_of_a_run_pinned_to_a_revision() {
     let repo = top.path().join("repo");
     // The base branch holds the trusted config and its policy at the root; the change under
     // review plants an empty config in `apps/`.
-    std::fs::rename(top.path().join("trusted.yaml"), repo.join(".gitops-lint.yaml")).unwrap();
+    std::fs::rename(
+        top.path().join("trusted.yaml"),
+        repo.join(".gitops-lint.yaml"),
+    )
+    .unwrap();
     std::fs::rename(top.path().join("policies"), repo.join("policies")).unwrap();
     std::fs::rename(
         repo.join("apps/.gitops-lint.yaml"),
@@ -1361,7 +1369,11 @@ fn a_planted_config_does_not_move_the_root_of_a_run_pinned_to_a_revision() {
         repo.join("apps/.gitops-lint.yaml"),
     )
     .unwrap();
-    for args in [vec!["."], vec!["apps"], vec!["--context", "apps/prod/a.yaml"]] {
+    for args in [
+        vec!["."],
+        vec!["apps"],
+        vec!["--context", "apps/prod/a.yaml"],
+    ] {
         let mut all = vec!["--format", "json", "--trusted-config-rev", "HEAD"];
         all.extend_from_slice(&args);
         let out = run_in(&repo, &all, Duration::from_secs(60));
