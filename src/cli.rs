@@ -25,8 +25,8 @@ pub const EXIT_ERROR: i32 = 2;
 const AFTER_HELP: &str = "\
 Exit codes:
   0  no finding at or above --fail-on
-  1  a finding at or above --fail-on, or files left unread past the run's ceilings (unless
-     --fail-on never)
+  1  a finding at or above --fail-on, or files left unread past the size limit or the run's
+     ceilings (unless --fail-on never)
   2  usage error (bad option, unknown rule, invalid configuration or baseline, missing path,
      unknown git revision) or a report or baseline that could not be written
 With --diff, 1 means there is a change to make; --write-baseline exits 0.
@@ -954,7 +954,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     let cut_short = outcome.summary.cut_short();
     if cut_short > 0 && fail_on.threshold().is_some() {
         eprintln!(
-            "gitops-lint: {} not linted, past the run's ceilings (listed above): the run fails, since what lies past them was not checked",
+            "gitops-lint: {} not linted, past the size limit or the run's ceilings (listed above): the run fails, since what lies past them was not checked",
             crate::text::plural(cut_short, "file", "files")
         );
     }

@@ -36,14 +36,21 @@ impl Summary {
         self.objects_by_kind.values().sum()
     }
 
-    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes).
-    /// Unlike a file over `--max-file-size`, which the caller's setting leaves out, these are
-    /// left out by what came before them in path order: a pull request could push a file past
-    /// a ceiling to keep it from being checked.
+    /// Files left unread past a ceiling: over the size limit, or past the run's ceilings
+    /// (files, bytes, nodes). A pull request could grow a file past the size limit, or push it
+    /// past a run ceiling with what comes before it in path order, to keep it from being
+    /// checked.
     pub fn cut_short(&self) -> usize {
         self.skipped
             .iter()
-            .filter(|(_, r)| matches!(r, SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. }))
+            .filter(|(_, r)| {
+                matches!(
+                    r,
+                    SkipReason::RunLimit { .. }
+                        | SkipReason::RunNodes { .. }
+                        | SkipReason::TooLarge { .. }
+                )
+            })
             .count()
     }
 }

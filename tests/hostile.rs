@@ -144,6 +144,15 @@ fn oversized_files_are_skipped_with_a_reason() {
     assert_eq!(skipped[0]["path"], "big.yaml");
     assert_eq!(skipped[0]["reason"], "too-large");
     assert_eq!(report["summary"]["files_scanned"], 1);
+    // What was not read was not checked: a change could grow a file past the limit to keep it
+    // from the rules, so the run fails, unless it never fails.
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let run = run_in(
+        dir.path(),
+        &["--max-file-size", "1000", "--fail-on", "never", "."],
+        LIMIT,
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
 }
 
 #[cfg(unix)]

@@ -209,19 +209,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_the_run_ceilings_cut_a_run_short() {
+    fn only_the_ceilings_cut_a_run_short() {
         let mut s = Summary::default();
+        s.skipped
+            .push(("chart.yaml".into(), SkipReason::HelmTemplate));
+        s.skipped.push(("fifo.yaml".into(), SkipReason::NotAFile));
+        assert_eq!(s.cut_short(), 0);
         s.skipped.push((
             "big.yaml".into(),
             SkipReason::TooLarge { size: 9, limit: 8 },
         ));
         s.skipped
-            .push(("chart.yaml".into(), SkipReason::HelmTemplate));
-        assert_eq!(s.cut_short(), 0);
-        s.skipped
             .push(("y.yaml".into(), SkipReason::RunNodes { nodes: 1 }));
         s.skipped
             .push(("z.yaml".into(), SkipReason::RunLimit { files: 1, bytes: 1 }));
-        assert_eq!(s.cut_short(), 2);
+        assert_eq!(s.cut_short(), 3);
     }
 }
