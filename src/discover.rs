@@ -64,6 +64,10 @@ pub enum SkipReason {
     },
     /// Not needed to understand the changed files of a `--context` run.
     OutOfScope,
+    /// Below a hidden folder or hidden itself, not YAML, and no Argo CD object: a tool's
+    /// settings (`.devcontainer/devcontainer.json` with comments, say), which Argo CD would
+    /// fail on too if an Application deployed it.
+    Hidden,
 }
 
 impl std::fmt::Display for SkipReason {
@@ -97,6 +101,10 @@ impl std::fmt::Display for SkipReason {
                 "past the run's budget of {nodes} YAML nodes parsed in all"
             ),
             SkipReason::OutOfScope => write!(f, "not needed for the changed files"),
+            SkipReason::Hidden => write!(
+                f,
+                "a hidden file that is not YAML and names no Argo CD API (a tool's settings); not checked"
+            ),
         }
     }
 }
@@ -104,7 +112,7 @@ impl std::fmt::Display for SkipReason {
 impl SkipReason {
     /// Every code [`SkipReason::code`] gives: names no policy may take as its id, since
     /// SARIF and JSON readers meet both.
-    pub const CODES: [&'static str; 7] = [
+    pub const CODES: [&'static str; 8] = [
         "too-large",
         "helm-template",
         "template",
@@ -112,6 +120,7 @@ impl SkipReason {
         "not-a-file",
         "run-limit",
         "out-of-scope",
+        "hidden",
     ];
 
     /// A short stable code for machine-readable output.
@@ -124,6 +133,7 @@ impl SkipReason {
             SkipReason::NotAFile => "not-a-file",
             SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. } => "run-limit",
             SkipReason::OutOfScope => "out-of-scope",
+            SkipReason::Hidden => "hidden",
         }
     }
 }
@@ -320,8 +330,12 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
             out.add(consider(root.clone(), Some(&meta), opts));
             continue;
         }
+        // Hidden files and folders are walked: Argo CD reads them in a directory source
+        // (`getPotentiallyValidManifests` skips no dot name), so a change could otherwise hide
+        // an Application from the linter in `.apps/` or `.app.yaml`.
         let walker = ignore::WalkBuilder::new(root)
-            .hidden(true)
+            .hidden(false)
+            .filter_entry(|entry| !is_own_or_git(entry.file_name()))
             .git_ignore(opts.ignore_files)
             .git_global(false)
             .git_exclude(true)
@@ -407,6 +421,27 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     crate::paths::sort_by_path_then(&mut kept.skipped, |(p, _)| p);
     kept.skipped.dedup();
     Ok(kept)
+}
+
+/// Git's own data (never read as a manifest, whatever the case of its name: a case-folding
+/// file system opens `.GIT` as `.git`) and this tool's config and policies, which are settings,
+/// not manifests.
+fn is_own_or_git(name: &std::ffi::OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    name.eq_ignore_ascii_case(b".git")
+        || name == b".gitops-lint"
+        || crate::repo::CONFIG_FILES
+            .iter()
+            .any(|c| name == c.as_bytes())
+}
+
+/// Whether a path has a hidden component (a name that starts with a dot): tool settings live
+/// there, and most of them are no manifest.
+pub fn is_hidden(path: &Path) -> bool {
+    path.components().any(|c| match c {
+        std::path::Component::Normal(n) => n.as_encoded_bytes().first() == Some(&b'.'),
+        _ => false,
+    })
 }
 
 /// One entry of the walk: a manifest to look at once the walk is done, a file to report as

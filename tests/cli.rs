@@ -1404,3 +1404,54 @@ fn a_planted_config_does_not_move_the_root_of_a_run_pinned_to_a_revision() {
         }
     }
 }
+
+/// Argo CD reads hidden files and folders in a directory source (it skips no dot name), so a
+/// change cannot hide an Application from the linter behind a dot; hidden tool settings that
+/// are no YAML are no finding, and git's data is never walked.
+#[test]
+fn hidden_files_are_linted_as_argo_cd_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for d in ["apps/.team", ".devcontainer", ".GIT"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    let app = |name: &str| DEFAULT_PROJECT_APP.replace("NAME", name);
+    std::fs::write(root.join("apps/.team/hidden.yaml"), app("hidden")).unwrap();
+    std::fs::write(root.join("apps/.dot.yaml"), app("dot")).unwrap();
+    std::fs::write(
+        root.join(".devcontainer/devcontainer.json"),
+        "{\n  // a comment\n  \"name\": \"dev\",\n  \"ports\": [3000, }\n",
+    )
+    .unwrap();
+    std::fs::write(root.join(".GIT/config.yaml"), app("git")).unwrap();
+    let out = run_in(root, &["--format", "json", "."], Duration::from_secs(60));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = json(&out);
+    let mut files: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["rule"].as_str().unwrap(),
+                f["file"].as_str().unwrap()
+            )
+        })
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "default-project apps/.dot.yaml",
+            "default-project apps/.team/hidden.yaml"
+        ]
+    );
+    let skipped = report["summary"]["files_skipped"].as_array().unwrap();
+    assert!(
+        skipped
+            .iter()
+            .any(|s| s["path"] == ".devcontainer/devcontainer.json" && s["reason"] == "hidden"),
+        "{report:#}"
+    );
+}

@@ -357,13 +357,21 @@ fn process_bytes(id: FileId, path: PathBuf, bytes: Vec<u8>, limits: ParseLimits)
     // An Argo CD object is applied as written, so an unquoted template in it is broken YAML;
     // any other file that a `{{ }}` breaks is input to some template engine, not a manifest.
     let argo = templated && names_argo_api(&text);
-    if templated && !argo {
+    // A hidden file that does not parse is a tool's settings unless it names Argo CD's API.
+    let not_manifest = if templated && !argo {
+        Some(SkipReason::Template)
+    } else if broken && crate::discover::is_hidden(&path) && !names_argo_api(&text) {
+        Some(SkipReason::Hidden)
+    } else {
+        None
+    };
+    if let Some(reason) = not_manifest {
         return FileResult {
             source: SourceFile::new(path, text),
             docs: FileDocs::default(),
             problems: Vec::new(),
             redactions: Vec::new(),
-            skip: Some(SkipReason::Template),
+            skip: Some(reason),
             nodes,
         };
     }
