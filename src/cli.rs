@@ -991,6 +991,23 @@ fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<Path
         (None, Some(_)) => None,
         (None, None) => match config.baseline_file() {
             Some((file, key)) => {
+                // The repository's own config names it: it is read, and pruned, only inside
+                // the repository and outside its git data.
+                let dir = config
+                    .dir()
+                    .map_or_else(|| PathBuf::from("."), crate::paths::dir_of);
+                if config.trusted.is_none()
+                    && file.exists()
+                    && !crate::policy::inside(&file, crate::policy::bound_of(&dir).as_deref())
+                {
+                    return Err(Failure::Config(key.error(
+                        format!(
+                            "the baseline file {} leads outside the repository; it is not read",
+                            file.display()
+                        ),
+                        Some("keep the baseline in the repository, not behind a link".into()),
+                    )));
+                }
                 if !file.is_file() {
                     return Err(Failure::Config(key.error(
                         format!("the baseline file {} does not exist", file.display()),
