@@ -20,7 +20,12 @@ fn without_credentials(url: &str) -> String {
     let host_end = rest.find('/').unwrap_or(rest.len());
     match rest[..host_end].rfind('@') {
         Some(at) if scheme.starts_with("http") => format!("{scheme}://{}", &rest[at + 1..]),
-        _ => url.to_string(),
+        // Any scheme may carry a password (`ssh://git:TOKEN@host/...`); the user name is kept.
+        Some(at) => match rest[..at].split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}@{}", &rest[at + 1..]),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
     }
 }
 
