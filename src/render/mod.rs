@@ -527,9 +527,25 @@ impl<'a> Files<'a> {
             }
         };
         let root = self.root_of(path);
-        let (Ok(real), Ok(real_root)) = (dot(path).canonicalize(), dot(&root).canonicalize())
-        else {
+        let Ok(real_root) = dot(&root).canonicalize() else {
             return Linked::Missing;
+        };
+        let Ok(real) = dot(path).canonicalize() else {
+            // Nothing there; but a path below git data is refused for where it points, not
+            // reported missing, whatever lies there.
+            let inside_git = path
+                .ancestors()
+                .skip(1)
+                .take_while(|a| {
+                    a.starts_with(&root) && a.as_os_str().len() > root.as_os_str().len()
+                })
+                .find_map(|a| a.canonicalize().ok())
+                .is_some_and(|a| crate::paths::in_git_data(&a, &real_root));
+            return if inside_git {
+                Linked::Outside
+            } else {
+                Linked::Missing
+            };
         };
         match real.strip_prefix(&real_root) {
             // Git data is no more the repository's than what lies outside it.
