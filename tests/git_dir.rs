@@ -116,33 +116,25 @@ fn every_format(dir: &Path) -> serde_json::Value {
     report.unwrap()
 }
 
-/// `(line, message)` of each finding of `rule` in `file`, and each note there.
+/// `(line, message)` of each finding in `file`, and of each note there.
 fn said(report: &serde_json::Value, file: &str) -> Vec<(u64, String)> {
-    let findings = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|f| {
-            (f["file"] == file).then(|| {
-                (
-                    f["start"]["line"].as_u64().unwrap(),
-                    f["message"].as_str().unwrap().to_string(),
-                )
-            })
-        });
     let notes = report["summary"]["not_rendered"]
         .as_array()
         .into_iter()
-        .flatten()
-        .filter_map(|n| {
-            (n["file"] == file).then(|| {
-                (
-                    n["start"]["line"].as_u64().unwrap_or(0),
-                    n["message"].as_str().unwrap_or("").to_string(),
-                )
-            })
-        });
-    findings.chain(notes).collect()
+        .flatten();
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(notes)
+        .filter(|f| f["file"] == file)
+        .map(|f| {
+            (
+                f["start"]["line"].as_u64().unwrap_or(0),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
 }
 
 const OUTSIDE: &str = "leads outside the repository";
