@@ -5,6 +5,7 @@ use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
 use crate::engine;
 use crate::outcome::Outcome;
+use crate::redact::Secrets;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version};
 use crate::yaml;
@@ -370,7 +371,9 @@ fn print_failure(f: Failure) {
     match f {
         // A closed pipe (`gitops-lint | head`) is the reader's choice, not an error to report.
         Failure::Message(m) if m.contains("Broken pipe") => {}
-        Failure::Message(m) => eprintln!("gitops-lint: {m}"),
+        // What fails before the run knows its secret values may still quote a credential a
+        // file holds: masked by its shape.
+        Failure::Message(m) => eprintln!("gitops-lint: {}", Secrets::default().mask(&m)),
         Failure::Config(e) => {
             let terminal = std::io::stderr().is_terminal();
             let theme = if terminal {
@@ -391,7 +394,7 @@ fn print_failure(f: Failure) {
                 if handler.render_report(&mut text, &NamedConfig(one)).is_err() {
                     text = one.to_string();
                 }
-                eprintln!("{}", text.trim_end());
+                eprintln!("{}", Secrets::default().mask(text.trim_end()));
             }
         }
     }

@@ -483,10 +483,16 @@ mod spellings {
         /// However the path into the git data is spelt, a generator's `files` and `envs`
         /// refuse it as leading outside the repository, and nothing it holds is built.
         #[test]
-        fn no_spelling_of_a_path_into_git_data_is_read(path in into_git(), env in any::<bool>()) {
+        fn no_spelling_of_a_path_into_git_data_is_read(
+            path in into_git(),
+            env in any::<bool>(),
+            keyed in any::<bool>(),
+        ) {
             let (_dir, root) = root_with_git_data();
             let field = if env { "envs" } else { "files" };
-            let quoted = path.replace('\'', "''");
+            // `files` also takes `key=path`.
+            let written = if keyed && !env { format!("key={path}") } else { path.clone() };
+            let quoted = written.replace('\'', "''");
             let kustomization = format!("configMapGenerator:\n  - name: g\n    {field}: ['{quoted}']\n");
             let opts = options(&root);
             let loaded = engine::load_memory(
