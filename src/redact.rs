@@ -120,9 +120,10 @@ impl Secrets {
     }
 }
 
-/// Where a credential may start, looked for without regard to case: the texts that begin
-/// each shape [`credential_ranges`] knows.
-const CUES: [&str; 11] = [
+/// Where a credential may start: the texts that begin each shape [`credential_ranges`] knows.
+/// Matched with their case, which keeps the search as fast as a plain scan of the text: a
+/// header's name in the three spellings it is written in.
+const CUES: [&str; 13] = [
     "ghp_",
     "gho_",
     "ghu_",
@@ -130,6 +131,8 @@ const CUES: [&str; 11] = [
     "ghr_",
     "github_pat_",
     "authorization:",
+    "Authorization:",
+    "AUTHORIZATION:",
     // `x-access-token:` in base64, as `actions/checkout` writes the job's token into
     // `http.extraheader`; and as written in a URL.
     "eC1hY2Nlc3MtdG9rZW46",
@@ -145,7 +148,6 @@ fn cues() -> &'static AhoCorasick {
     static CUE: std::sync::OnceLock<AhoCorasick> = std::sync::OnceLock::new();
     CUE.get_or_init(|| {
         AhoCorasick::builder()
-            .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .build(CUES)
             .unwrap_or_else(|_| unreachable!("fixed, valid patterns"))
@@ -197,9 +199,9 @@ fn shape(b: &[u8], cue: &str, start: usize, end: usize) -> Option<(usize, usize)
             let issued = body.len() >= 20
                 && body.iter().any(u8::is_ascii_digit)
                 && body.iter().any(u8::is_ascii_uppercase);
-            (!in_word && &b[start..end] == cue.as_bytes() && issued).then_some((start, stop))
+            (!in_word && issued).then_some((start, stop))
         }
-        "authorization:" => {
+        "authorization:" | "Authorization:" | "AUTHORIZATION:" => {
             let blank = |c: u8| c == b' ' || c == b'\t';
             let mut at = run(b, end, blank);
             let word = run(b, at, |c| c.is_ascii_alphabetic());
@@ -216,16 +218,12 @@ fn shape(b: &[u8], cue: &str, start: usize, end: usize) -> Option<(usize, usize)
             let long_enough = if known && at > word { 4 } else { 16 };
             (stop - at >= long_enough).then_some((at, stop))
         }
-        "eC1hY2Nlc3MtdG9rZW46" => (&b[start..end] == cue.as_bytes())
-            .then(|| {
-                (
-                    start,
-                    run(b, end, |c| {
-                        c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
-                    }),
-                )
-            })
-            .filter(|(s, e)| e - s > cue.len()),
+        "eC1hY2Nlc3MtdG9rZW46" => {
+            let stop = run(b, end, |c| {
+                c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
+            });
+            (stop > end).then_some((start, stop))
+        }
         "x-access-token:" => {
             let stop = run(b, end, |c| {
                 c.is_ascii_graphic() && !matches!(c, b'@' | b'/' | b'"' | b'\'' | b'\\')
@@ -234,7 +232,7 @@ fn shape(b: &[u8], cue: &str, start: usize, end: usize) -> Option<(usize, usize)
         }
         "eyJ" => {
             // header.payload.signature, the first two base64url JSON objects.
-            if in_word || &b[start..end] != b"eyJ" {
+            if in_word {
                 return None;
             }
             let head = run(b, end, base64url_byte);

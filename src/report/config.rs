@@ -183,6 +183,8 @@ mod tests {
             ("https://github.com/a/b.git", "https://github.com/a/b.git"),
             ("git@github.com:a/b.git", "git@github.com:a/b.git"),
             ("ssh://git@github.com/a/b", "ssh://git@github.com/a/b"),
+            ("ssh://git:s3cret@host/a/b", "ssh://git@host/a/b"),
+            ("git+https://u:tok@host/a", "git+https://u@host/a"),
         ] {
             assert_eq!(super::without_credentials(url), shown);
         }
