@@ -172,14 +172,44 @@ fn generators_never_read_git_data() {
     for (i, s) in spellings.iter().enumerate() {
         k.push_str(&format!("  - {{name: e{i}, envs: ['{s}']}}\n"));
     }
+    // kustomize's Helm values files are read the same way.
+    let values = [
+        "valuesFile: .git/config",
+        "valuesFile: ./.GIT/config",
+        "additionalValuesFiles: [git-link/config]",
+        "additionalValuesFiles: [meta/config]",
+    ];
+    k.push_str("helmCharts:\n");
+    for v in values {
+        k.push_str(&format!("  - {{name: c, {v}}}\n"));
+    }
+    write(
+        d,
+        "charts/c/Chart.yaml",
+        "apiVersion: v2\nname: c\nversion: 0.1.0\n",
+    );
+    write(d, "charts/c/values.yaml", "{}\n");
+    write(
+        d,
+        "charts/c/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values}\ndata:\n  values: {{ toJson .Values | quote }}\n",
+    );
     write(d, "kustomization.yaml", &k);
     let report = every_format(d);
     let said = said(&report, "kustomization.yaml");
-    for line in 2..2 + 2 * spellings.len() as u64 {
+    let generators = 2 * spellings.len() as u64;
+    for line in 2..2 + generators {
         let s = spellings[(line as usize - 2) % spellings.len()];
         assert!(
             said.iter().any(|(l, m)| *l == line && m.contains(OUTSIDE)),
             "`{s}` (line {line}) is not refused as leading outside the repository: {said:#?}"
+        );
+    }
+    for (i, v) in values.iter().enumerate() {
+        let line = 3 + generators + i as u64;
+        assert!(
+            said.iter().any(|(l, m)| *l == line && m.contains(OUTSIDE)),
+            "`{v}` (line {line}) is not refused as leading outside the repository: {said:#?}"
         );
     }
 }
