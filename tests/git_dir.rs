@@ -232,7 +232,7 @@ fn helm_charts_never_load_git_data() {
         "apiVersion: v2\nname: top\nversion: 0.1.0\n",
     );
     // The charts below have their own Applications.
-    write(d, ".helmignore", "chart/\ndirchart/\n");
+    write(d, ".helmignore", "chart/\ndirchart/\nignoring/\n");
     write(
         d,
         "templates/files.yaml",
@@ -265,6 +265,19 @@ fn helm_charts_never_load_git_data() {
     );
     symlink("../.git", d.join("dirchart/git")).unwrap();
     write(d, "apps/dirlinked.yaml", &app("dirlinked", "dirchart", ""));
+    // Its ignore file a link to the git data.
+    write(
+        d,
+        "ignoring/Chart.yaml",
+        "apiVersion: v2\nname: ignoring\nversion: 0.1.0\n",
+    );
+    write(
+        d,
+        "ignoring/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ignoring}\n",
+    );
+    symlink("../.git/config", d.join("ignoring/.helmignore")).unwrap();
+    write(d, "apps/ignoring.yaml", &app("ignoring", "ignoring", ""));
     // Value files named into the git data.
     write(
         d,
@@ -291,6 +304,7 @@ fn helm_charts_never_load_git_data() {
     for (file, what) in [
         ("apps/linked.yaml", "a chart file linked to .git/config"),
         ("apps/dirlinked.yaml", "a chart folder linked to .git"),
+        ("apps/ignoring.yaml", "a .helmignore linked to .git/config"),
     ] {
         let said = said(&report, file);
         assert!(
