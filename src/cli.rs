@@ -5,6 +5,7 @@ use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
 use crate::engine;
 use crate::outcome::Outcome;
+use crate::redact::Secrets;
 use crate::repo::Markers;
 use crate::report::{self, Format, Settings};
 use crate::rules::{self, Version};
@@ -371,7 +372,9 @@ fn print_failure(f: Failure) {
     match f {
         // A closed pipe (`gitops-lint | head`) is the reader's choice, not an error to report.
         Failure::Message(m) if m.contains("Broken pipe") => {}
-        Failure::Message(m) => eprintln!("gitops-lint: {m}"),
+        // What fails before the run knows its secret values may still quote a credential a
+        // file holds: masked by its shape.
+        Failure::Message(m) => eprintln!("gitops-lint: {}", Secrets::default().mask(&m)),
         Failure::Config(e) => {
             let terminal = std::io::stderr().is_terminal();
             let theme = if terminal {
@@ -392,7 +395,7 @@ fn print_failure(f: Failure) {
                 if handler.render_report(&mut text, &NamedConfig(one)).is_err() {
                     text = one.to_string();
                 }
-                eprintln!("{}", text.trim_end());
+                eprintln!("{}", Secrets::default().mask(text.trim_end()));
             }
         }
     }
@@ -997,6 +1000,23 @@ fn lint_options(args: &LintArgs) -> Result<(engine::Options, FailOn, Option<Path
         (None, Some(_)) => None,
         (None, None) => match config.baseline_file() {
             Some((file, key)) => {
+                // The repository's own config names it: it is read, and pruned, only inside
+                // the repository and outside its git data.
+                let dir = config
+                    .dir()
+                    .map_or_else(|| PathBuf::from("."), crate::paths::dir_of);
+                if config.trusted.is_none()
+                    && file.exists()
+                    && !crate::policy::inside(&file, crate::policy::bound_of(&dir).as_deref())
+                {
+                    return Err(Failure::Config(key.error(
+                        format!(
+                            "the baseline file {} leads outside the repository; it is not read",
+                            file.display()
+                        ),
+                        Some("keep the baseline in the repository, not behind a link".into()),
+                    )));
+                }
                 if !file.is_file() {
                     return Err(Failure::Config(key.error(
                         format!("the baseline file {} does not exist", file.display()),

@@ -616,7 +616,22 @@ pub fn parse_named(
 /// policies of a `.gitops-lint/policies/` folder at the repository's root still apply.
 pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
     match find(start) {
-        Some(path) => load(&path),
+        Some(path) => {
+            // Found by its name in the tree, it may be a link: what it leads to is read only
+            // inside the repository and outside its git data, or its errors would quote them.
+            let dir = crate::paths::dir_of(&path);
+            if !crate::policy::inside(&path, crate::policy::bound_of(&dir).as_deref()) {
+                return Err(Box::new(ConfigError {
+                    path: path.clone(),
+                    text: String::new(),
+                    span: 0..0,
+                    message: "the config file leads outside the repository; it is not read".into(),
+                    help: Some("keep the config in the repository, not behind a link".into()),
+                    more: Vec::new(),
+                }));
+            }
+            load(&path)
+        }
         None => {
             let root = crate::repo::find_root(start, crate::repo::Markers::ConfigOrGit);
             Ok(Config {

@@ -423,12 +423,12 @@ pub fn discover(roots: &[PathBuf], opts: &Options) -> Result<Discovered, String>
     Ok(kept)
 }
 
-/// Git's own data (never read as a manifest, whatever the case of its name: a case-folding
-/// file system opens `.GIT` as `.git`) and this tool's config and policies, which are settings,
-/// not manifests.
+/// Git's own data (never read as a manifest, in any spelling a file system may open as
+/// `.git`: [`crate::paths::is_git_name`]) and this tool's config and policies, which are
+/// settings, not manifests.
 fn is_own_or_git(name: &std::ffi::OsStr) -> bool {
     let name = name.as_encoded_bytes();
-    name.eq_ignore_ascii_case(b".git")
+    crate::paths::is_git_name(name)
         || name == b".gitops-lint"
         || crate::repo::CONFIG_FILES
             .iter()

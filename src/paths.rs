@@ -251,6 +251,80 @@ fn by_components(path: &Path) -> PathBuf {
     out
 }
 
+/// Whether `name`, one component of a path, names the folder where git keeps a checkout's
+/// data (`.git`, which holds the CI job's token) on some file system the checkout may sit on:
+/// compared as case-insensitive file systems compare names (macOS, Windows), after what NTFS
+/// drops from the end of a name (dots, spaces, a `:stream` suffix) and the code points HFS+
+/// ignores, and as the short name Windows gives it (`GIT~1`). Over-matching on a file system
+/// that keeps such names apart costs a folder no GitOps repository needs.
+pub fn is_git_name(name: &[u8]) -> bool {
+    // Every spelling holds the letters g, i, t, ASCII or not.
+    if name.len() < 4 || memchr::memchr2(b'g', b'G', name).is_none() {
+        return false;
+    }
+    let kept: Vec<u8>;
+    let mut n = name;
+    if !n.is_ascii() {
+        let Ok(text) = std::str::from_utf8(n) else {
+            return false;
+        };
+        kept = text
+            .chars()
+            .filter(|c| !hfs_ignored(*c))
+            .collect::<String>()
+            .into_bytes();
+        n = &kept;
+    }
+    if let Some(colon) = memchr::memchr(b':', n) {
+        n = &n[..colon];
+    }
+    while let [rest @ .., b'.' | b' '] = n {
+        n = rest;
+    }
+    n.eq_ignore_ascii_case(b".git") || n.eq_ignore_ascii_case(b"git~1")
+}
+
+/// The code points HFS+ leaves out when it compares names.
+fn hfs_ignored(c: char) -> bool {
+    matches!(c, '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}')
+}
+
+/// Whether a path (its bytes, relative, `..` already resolved) has a component
+/// [`is_git_name`] accepts. `\` separates components too: it does on Windows.
+pub fn names_git(rel: &[u8]) -> bool {
+    rel.split(|b| *b == b'/' || *b == b'\\').any(is_git_name)
+}
+
+/// Whether `real`, a path with every link on it resolved, lies below `real_root` (resolved
+/// too) in a repository's git data: under a component [`is_git_name`] accepts, or in a folder
+/// git would take for its data (`HEAD` beside `objects`, `refs` or `commondir`), which is what
+/// a `.git` file (a submodule, a worktree) points to, wherever it sits. Only metadata is read.
+/// `real_root` itself is the caller's to choose and is not looked at; a path not below it is
+/// not answered here.
+pub fn in_git_data(real: &Path, real_root: &Path) -> bool {
+    let Ok(rel) = real.strip_prefix(real_root) else {
+        return false;
+    };
+    if names_git(bytes(rel)) {
+        return true;
+    }
+    let mut dir = real_root.to_path_buf();
+    rel.components().any(|c| {
+        dir.push(c);
+        is_git_dir(&dir)
+    })
+}
+
+/// Whether git would take `dir` for a repository's data: its `HEAD` file, with the object
+/// store and refs beside it or (a worktree's) a pointer to them.
+pub fn is_git_dir(dir: &Path) -> bool {
+    let there = |name: &str| std::fs::symlink_metadata(dir.join(name));
+    there("HEAD").is_ok_and(|m| !m.is_dir())
+        && ["objects", "refs", "commondir"]
+            .iter()
+            .any(|n| there(n).is_ok())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,5 +495,71 @@ mod tests {
             let p = Path::new(s);
             assert_eq!(normalize(p), by_components(p), "{s:?}");
         }
+    }
+
+    #[test]
+    fn every_spelling_of_the_git_folder_is_one() {
+        for name in [
+            ".git",
+            ".GIT",
+            ".Git",
+            ".git.",
+            ".git. . ",
+            ".git::$INDEX_ALLOCATION",
+            ".git:stream",
+            "GIT~1",
+            "git~1",
+            ".g\u{200c}it",
+            "\u{feff}.git",
+            ".gi\u{206f}t",
+        ] {
+            assert!(is_git_name(name.as_bytes()), "{name:?}");
+        }
+        for name in [
+            "",
+            "git",
+            ".gitignore",
+            ".github",
+            "x.git",
+            ".git-crypt",
+            "git~2",
+            ".gitx",
+            "..",
+            ".",
+            "gİt",
+            ".gıt",
+        ] {
+            assert!(!is_git_name(name.as_bytes()), "{name:?}");
+        }
+        assert!(names_git(b"a/.GIT/config"));
+        assert!(names_git(b".git"));
+        assert!(names_git(b"a\\.git\\config"));
+        assert!(!names_git(b"a/.github/workflows/ci.yaml"));
+        assert!(!names_git(b"repo.git/config"));
+    }
+
+    #[test]
+    fn git_data_is_found_by_name_and_by_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let make = |p: &str| {
+            let p = root.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        };
+        make(".git/config");
+        make("meta/HEAD");
+        std::fs::create_dir_all(root.join("meta/objects")).unwrap();
+        make("apps/HEAD");
+        make("apps/web.yaml");
+        assert!(in_git_data(&root.join(".git/config"), &root));
+        assert!(in_git_data(&root.join(".git"), &root));
+        assert!(in_git_data(&root.join("meta/config"), &root));
+        assert!(in_git_data(&root.join("meta"), &root));
+        assert!(!in_git_data(&root.join("apps/web.yaml"), &root));
+        assert!(!in_git_data(&root.join("apps"), &root));
+        // The root is the caller's choice; outside it nothing is answered.
+        assert!(!in_git_data(&root.join("meta"), &root.join("meta")));
+        assert!(!in_git_data(Path::new("/elsewhere/.git"), &root));
     }
 }

@@ -172,7 +172,7 @@ fn snapshot_files(
 /// nearest folder above holding `.git`), or the config's folder when there is none. A pull
 /// request's config must not read files of the machine it runs on, through `..`, an
 /// absolute path or a link.
-fn bound_of(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn bound_of(dir: &Path) -> Option<PathBuf> {
     let abs = dir.canonicalize().ok()?;
     let top = abs
         .ancestors()
@@ -181,9 +181,11 @@ fn bound_of(dir: &Path) -> Option<PathBuf> {
     Some(top.to_path_buf())
 }
 
-fn inside(file: &Path, bound: Option<&Path>) -> bool {
+/// Whether `file` lies inside `bound` once links are resolved, and not in its git data (the
+/// job's token is kept there).
+pub(crate) fn inside(file: &Path, bound: Option<&Path>) -> bool {
     match (file.canonicalize(), bound) {
-        (Ok(f), Some(b)) => f.starts_with(b),
+        (Ok(f), Some(b)) => f.starts_with(b) && !crate::paths::in_git_data(&f, b),
         _ => false,
     }
 }
@@ -270,6 +272,12 @@ fn files_of(
     walks: &mut Walks,
 ) -> Result<Vec<PathBuf>, String> {
     let outside = || Err(format!("`{pattern}` leads outside the repository"));
+    // Git data is refused as what lies outside is, whether or not it is there.
+    if crate::paths::names_git(crate::paths::bytes(&crate::paths::normalize(Path::new(
+        pattern,
+    )))) {
+        return outside();
+    }
     if !crate::glob::is_glob(pattern) {
         let p = dir.join(pattern);
         if p.symlink_metadata()
@@ -351,7 +359,10 @@ fn walk(dir: &Path, depth: usize, left: &mut usize, found: &mut dyn FnMut(&Path)
     for e in entries {
         match e.file_type() {
             // A repository's own database holds no policies.
-            Ok(t) if t.is_dir() && e.file_name() == ".git" => {}
+            Ok(t)
+                if t.is_dir()
+                    && (crate::paths::is_git_name(e.file_name().as_encoded_bytes())
+                        || crate::paths::is_git_dir(&e.path())) => {}
             Ok(t) if t.is_dir() => walk(&e.path(), depth + 1, left, found),
             Ok(t) if t.is_file() => found(&e.path()),
             _ => {}

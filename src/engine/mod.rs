@@ -114,7 +114,7 @@ fn peak_rss(opts: &Options) -> Option<u64> {
 pub fn secrets(opts: &Options) -> Result<Secrets, String> {
     let loaded = load(opts)?;
     let graph = render::build(&loaded.sources, &loaded.docs, loaded.repo);
-    Ok(secret_values(&loaded.docs, &graph))
+    Ok(secret_values(&loaded.sources, &loaded.docs, &graph))
 }
 
 pub fn run(opts: &Options) -> Result<Outcome, String> {
@@ -147,7 +147,7 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
             .filter(|u| u.obj.generated)
             .flat_map(|u| u.obj.secret_value_spans()),
     );
-    let secrets = Arc::new(secret_values(&docs, &graph));
+    let secrets = Arc::new(secret_values(&sources, &docs, &graph));
 
     let file_objects: Vec<&Object> = docs
         .iter()
@@ -190,9 +190,12 @@ pub fn lint(opts: &Options, loaded: Loaded, started: Instant) -> Outcome {
     }
 }
 
-/// Every secret value of the run: those the files hold, and those of the Secrets kustomize
-/// generates (which carry what their generators read from files and env files).
-fn secret_values(docs: &[FileDocs], graph: &Graph) -> Secrets {
+/// Every secret value of the run: those the files hold, those of the Secrets kustomize
+/// generates (which carry what their generators read from files and env files), and the
+/// credentials the files hold that are known by their shape (a token in an `Authorization`
+/// header, anywhere), so that their other spellings (base64, decoded) are masked too. In any
+/// other text, rendered or read, such credentials are masked by their shape alone.
+fn secret_values(sources: &SourceDb, docs: &[FileDocs], graph: &Graph) -> Secrets {
     let from_files = docs
         .par_iter()
         .flat_map_iter(|d| d.objects.iter().flat_map(|o| o.secret_values()));
@@ -201,7 +204,16 @@ fn secret_values(docs: &[FileDocs], graph: &Graph) -> Secrets {
         .par_iter()
         .filter(|u| u.obj.generated)
         .flat_map_iter(|u| u.obj.secret_values());
-    Secrets::new(from_files.chain(generated).collect::<Vec<String>>())
+    let shaped = sources
+        .files()
+        .par_iter()
+        .flat_map_iter(|f| crate::redact::learned(&f.text));
+    Secrets::new(
+        from_files
+            .chain(generated)
+            .chain(shaped)
+            .collect::<Vec<String>>(),
+    )
 }
 
 #[cfg(test)]

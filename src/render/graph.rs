@@ -916,7 +916,7 @@ fn glob_matches(files: &Files, root: &Path, pattern: &str) -> Option<bool> {
             if seen > GLOB_WALK_LIMIT {
                 return None;
             }
-            if e.file_name() == ".git" {
+            if crate::paths::is_git_name(e.file_name().as_encoded_bytes()) {
                 continue;
             }
             let path = e.path();

@@ -224,7 +224,8 @@ pub enum Linked {
     /// The path or its target, inside the repository root (the path itself when no link is
     /// on the way).
     Inside(PathBuf),
-    /// A link on the way leads outside the repository root.
+    /// A link on the way leads outside the repository root, or the path lies in its git data
+    /// ([`crate::paths::in_git_data`]).
     Outside,
     /// Nothing there, or a link that leads nowhere (dangling, or a loop).
     Missing,
@@ -246,6 +247,7 @@ pub enum Unread {
 #[derive(Debug, PartialEq, Eq)]
 pub enum PathError {
     Absolute,
+    /// Climbs out of the repository root, or names its git data ([`crate::paths::names_git`]).
     Escapes,
 }
 
@@ -465,10 +467,22 @@ impl<'a> Files<'a> {
             return Err(PathError::Absolute);
         }
         let root = self.root_holding(dir);
-        match joined(root, dir, written) {
-            Some(path) => Ok(path),
-            None => by_components(root, dir, w),
+        let path = match joined(root, dir, written) {
+            Some(path) => path,
+            None => by_components(root, dir, w)?,
+        };
+        // The checkout's git data (the job's token in `.git/config`) is not the repository's
+        // content: a path into it is refused as one out of the repository is.
+        let (p, r) = (crate::paths::bytes(&path), crate::paths::bytes(root));
+        let below = if crate::paths::starts_with_normal(p, r) {
+            &p[r.len()..]
+        } else {
+            p
+        };
+        if crate::paths::names_git(below) {
+            return Err(PathError::Escapes);
         }
+        Ok(path)
     }
 
     /// Whether `path` exists on disk as a directory or file, inside the root once symlinks are
@@ -494,7 +508,7 @@ impl<'a> Files<'a> {
             &root
         };
         match (on_disk.canonicalize(), root.canonicalize()) {
-            (Ok(p), Ok(r)) => p.starts_with(r),
+            (Ok(p), Ok(r)) => p.starts_with(&r) && !crate::paths::in_git_data(&p, &r),
             _ => false,
         }
     }
@@ -513,11 +527,29 @@ impl<'a> Files<'a> {
             }
         };
         let root = self.root_of(path);
-        let (Ok(real), Ok(real_root)) = (dot(path).canonicalize(), dot(&root).canonicalize())
-        else {
+        let Ok(real_root) = dot(&root).canonicalize() else {
             return Linked::Missing;
         };
+        let Ok(real) = dot(path).canonicalize() else {
+            // Nothing there; but a path below git data is refused for where it points, not
+            // reported missing, whatever lies there.
+            let inside_git = path
+                .ancestors()
+                .skip(1)
+                .take_while(|a| {
+                    a.starts_with(&root) && a.as_os_str().len() > root.as_os_str().len()
+                })
+                .find_map(|a| a.canonicalize().ok())
+                .is_some_and(|a| crate::paths::in_git_data(&a, &real_root));
+            return if inside_git {
+                Linked::Outside
+            } else {
+                Linked::Missing
+            };
+        };
         match real.strip_prefix(&real_root) {
+            // Git data is no more the repository's than what lies outside it.
+            Ok(_) if crate::paths::in_git_data(&real, &real_root) => Linked::Outside,
             Ok(rel) => Linked::Inside(normalize(&root.join(rel))),
             Err(_) => Linked::Outside,
         }

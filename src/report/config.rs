@@ -20,7 +20,12 @@ fn without_credentials(url: &str) -> String {
     let host_end = rest.find('/').unwrap_or(rest.len());
     match rest[..host_end].rfind('@') {
         Some(at) if scheme.starts_with("http") => format!("{scheme}://{}", &rest[at + 1..]),
-        _ => url.to_string(),
+        // Any scheme may carry a password (`ssh://git:TOKEN@host/...`); the user name is kept.
+        Some(at) => match rest[..at].split_once(':') {
+            Some((user, _)) => format!("{scheme}://{user}@{}", &rest[at + 1..]),
+            None => url.to_string(),
+        },
+        None => url.to_string(),
     }
 }
 
@@ -178,6 +183,8 @@ mod tests {
             ("https://github.com/a/b.git", "https://github.com/a/b.git"),
             ("git@github.com:a/b.git", "git@github.com:a/b.git"),
             ("ssh://git@github.com/a/b", "ssh://git@github.com/a/b"),
+            ("ssh://git:s3cret@host/a/b", "ssh://git@host/a/b"),
+            ("git+https://u:tok@host/a", "git+https://u@host/a"),
         ] {
             assert_eq!(super::without_credentials(url), shown);
         }

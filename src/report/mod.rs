@@ -64,9 +64,6 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
 pub fn mask(outcome: &mut Outcome) {
     use rayon::prelude::*;
     let secrets = std::sync::Arc::clone(&outcome.secrets);
-    if secrets.is_empty() {
-        return;
-    }
     let mask = |text: &mut String| secrets.mask_in_place(text);
     outcome.findings.par_iter_mut().for_each(|f| {
         mask(&mut f.message);
@@ -101,9 +98,6 @@ pub fn write_masked(
     out: &mut dyn Write,
     render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    if secrets.is_empty() {
-        return render(out);
-    }
     let mut buf = Vec::new();
     render(&mut buf)?;
     out.write_all(secrets.mask(&String::from_utf8_lossy(&buf)).as_bytes())

@@ -97,15 +97,29 @@ use super::archive::FileList;
 /// Every file of the chart folder not ignored, by name relative to it with `/`, in the order
 /// of Go's `filepath.Walk` (lexical, a folder's contents right after it).
 fn read_tree(dir: &Path, real_root: &Path, budget: &mut Budget) -> Result<FileList, LoadError> {
-    let rules = match std::fs::read(dir.join(".helmignore")) {
-        Ok(bytes) => Ignore::parse(&String::from_utf8_lossy(&bytes))?,
-        Err(_) => Ignore::default(),
-    }
-    .with_defaults();
-    let mut out = Vec::new();
     let real_dir = dir
         .canonicalize()
         .map_err(|e| LoadError(format!("{}: {e}", dir.display())))?;
+    if !real_dir.starts_with(real_root) || crate::paths::in_git_data(&real_dir, real_root) {
+        return Err(outside(dir));
+    }
+    // Read where it leads, and only inside the repository, as every other file of the chart.
+    let ignore_file = dir.join(".helmignore");
+    let rules = match ignore_file.canonicalize() {
+        Ok(real) if !real.starts_with(real_root) || crate::paths::in_git_data(&real, real_root) => {
+            return Err(outside(&ignore_file))
+        }
+        // A FIFO would never end, and a rule file is small.
+        Ok(real) if std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.len() <= 1 << 20) => {
+            match std::fs::read(real) {
+                Ok(bytes) => Ignore::parse(&String::from_utf8_lossy(&bytes))?,
+                Err(_) => Ignore::default(),
+            }
+        }
+        Ok(_) | Err(_) => Ignore::default(),
+    }
+    .with_defaults();
+    let mut out = Vec::new();
     walk(
         dir, &real_dir, "", 0, &rules, real_root, budget, &mut out, dir,
     )?;
@@ -140,6 +154,11 @@ fn walk(
         .collect();
     entries.sort();
     for (name, full, link) in entries {
+        // A chart at the top of the checkout holds its git data too: not the chart's, and
+        // where the job's token is kept.
+        if crate::paths::is_git_name(name.as_bytes()) {
+            continue;
+        }
         let n = if rel.is_empty() {
             name.clone()
         } else {
@@ -155,16 +174,14 @@ fn walk(
         } else {
             real_dir.join(&name)
         };
-        if !real.starts_with(real_root) {
-            return Err(LoadError(format!(
-                "{}: a link leads outside the repository; not followed",
-                full.display()
-            )));
+        if !real.starts_with(real_root) || (link && crate::paths::in_git_data(&real, real_root)) {
+            return Err(outside(&full));
         }
         let meta =
             std::fs::metadata(&real).map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
         if meta.is_dir() {
-            if !rules.ignore(&n, true) {
+            // What a `.git` file points to, kept under another name.
+            if !rules.ignore(&n, true) && !crate::paths::is_git_dir(&real) {
                 walk(
                     &full,
                     &real,
@@ -204,6 +221,14 @@ fn walk(
         out.push((n, data));
     }
     Ok(())
+}
+
+/// The error for a path that leads outside the repository, or into its git data.
+fn outside(path: &Path) -> LoadError {
+    LoadError(format!(
+        "{}: a link leads outside the repository; not followed",
+        path.display()
+    ))
 }
 
 fn from_files(
