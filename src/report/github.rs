@@ -13,10 +13,10 @@ use std::io::{self, Write};
 pub struct Github;
 
 /// The file an annotation is on: its real path, so that the annotation lands on it, unless a
-/// control or invisible character in it would reach the log raw (no escape of the runner's
-/// writes one); such a name is shown as [`visible`] writes it.
+/// control or invisible character or a legacy command (`##[`) in it would reach the log raw
+/// (the runner's escapes cannot write them); such a name is shown as [`visible`] writes it.
 fn annotated(path: &str) -> std::borrow::Cow<'_, str> {
-    if path.chars().any(crate::escape::hidden) {
+    if path.chars().any(crate::escape::hidden) || path.contains("##[") {
         visible(path)
     } else {
         path.into()
