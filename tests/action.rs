@@ -1000,24 +1000,66 @@ fn a_pinned_config_holds_against_the_pull_request_config() {
     assert_eq!(run_action(&action, ws, &sb.temp, &job).code, 2);
 }
 
+/// The hostile repository (tests/common/hostile.rs) through the action, with python and with
+/// jq: the log holds no command but the annotations, and the job summary no live Markdown.
+#[test]
+fn repository_text_stays_inert_in_the_log_and_the_job_summary() {
+    let action = load_action();
+    let sb = sandbox();
+    std::fs::remove_dir_all(&sb.workspace).unwrap();
+    std::fs::create_dir_all(&sb.workspace).unwrap();
+    common::git_init(&sb.workspace);
+    common::hostile::write(&sb.workspace);
+    let farm = without_python(&sb.temp);
+    let has_jq = Command::new("jq").arg("--version").output().is_ok();
+    let mut summaries = Vec::new();
+    for path in [None, Some(farm.display().to_string())] {
+        if path.is_some() && !has_jq {
+            continue;
+        }
+        let outcome = run_action(
+            &action,
+            &sb.workspace,
+            &sb.temp,
+            &Job {
+                with: vec![("fail-on", "never")],
+                path,
+                ..Job::default()
+            },
+        );
+        assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+        let own = |line: &str| {
+            ["::error file=", "::warning file=", "::notice file="]
+                .iter()
+                .any(|c| line.starts_with(c))
+        };
+        let problems = common::hostile::log_problems(&outcome.stdout, own);
+        assert!(problems.is_empty(), "{problems:#?}\n{}", outcome.stdout);
+        let problems = common::hostile::log_problems(&outcome.stderr, |_| false);
+        assert!(problems.is_empty(), "{problems:#?}\n{}", outcome.stderr);
+        let summary = &outcome.summary;
+        assert!(summary.contains("hostile-texts"), "{summary}");
+        let problems = common::hostile::markdown_problems(summary);
+        assert!(problems.is_empty(), "{problems:#?}\n{summary}");
+        // Each row is one line with its four cells: nothing in a text ends a cell or a row.
+        for row in summary.lines().filter(|l| l.starts_with("| warning | `")) {
+            assert_eq!(row.matches('|').count(), 5, "{row}");
+        }
+        summaries.push(outcome.summary);
+    }
+    summaries.dedup();
+    assert_eq!(summaries.len(), 1, "python and jq differ");
+}
+
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A PATH with every program of the current one except python: the action must then build its
-/// outputs and summary with jq, identical to python's.
-#[test]
-#[cfg_attr(not(has_jq), ignore = "jq is not on PATH")]
-fn the_jq_fallback_writes_the_same_outputs_and_summary() {
-    common::require_program(
-        "jq",
-        Command::new("jq").arg("--version").output().is_ok(),
-        "apt-get install jq",
-    );
-    let action = load_action();
-    let sb = sandbox();
-    let farm = sb.temp.join("no-python-bin");
+/// A folder under `temp` with a link to every program on PATH but python's, for a PATH on
+/// which the action builds its outputs and summary with jq.
+fn without_python(temp: &Path) -> PathBuf {
+    let farm = temp.join("no-python-bin");
     std::fs::create_dir_all(&farm).unwrap();
     for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap()) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -1032,6 +1074,22 @@ fn the_jq_fallback_writes_the_same_outputs_and_summary() {
             std::os::unix::fs::symlink(entry.path(), target).ok();
         }
     }
+    farm
+}
+
+/// A PATH with every program of the current one except python: the action must then build its
+/// outputs and summary with jq, identical to python's.
+#[test]
+#[cfg_attr(not(has_jq), ignore = "jq is not on PATH")]
+fn the_jq_fallback_writes_the_same_outputs_and_summary() {
+    common::require_program(
+        "jq",
+        Command::new("jq").arg("--version").output().is_ok(),
+        "apt-get install jq",
+    );
+    let action = load_action();
+    let sb = sandbox();
+    let farm = without_python(&sb.temp);
     for with in [vec![], vec![("baseline", "baseline.yaml")]] {
         if !with.is_empty() {
             Command::new(BIN)
