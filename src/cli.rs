@@ -1243,8 +1243,7 @@ fn write_report(args: &LintArgs, outcome: &Outcome, out: &mut dyn Write) -> Resu
     match &args.output {
         Some(file) => {
             let mut buf = Vec::new();
-            report::write(args.format, outcome, &settings, &mut buf)
-                .map_err(|e| e.to_string())?;
+            report::write(args.format, outcome, &settings, &mut buf).map_err(|e| e.to_string())?;
             write_file(file, &String::from_utf8_lossy(&buf))?;
             report::write(Format::Human, outcome, &settings, out).map_err(|e| e.to_string())?;
         }

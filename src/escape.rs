@@ -142,11 +142,7 @@ pub fn workflow_property(s: &str) -> Cow<'_, str> {
     if !s.contains(['%', '\r', '\n', ':', ',']) {
         return Cow::Borrowed(s);
     }
-    Cow::Owned(
-        workflow_data(s)
-            .replace(':', "%3A")
-            .replace(',', "%2C"),
-    )
+    Cow::Owned(workflow_data(s).replace(':', "%3A").replace(',', "%2C"))
 }
 
 /// `s` as a SARIF plain-text message: [`visible_lines`], and `[` and `]` escaped with a
@@ -158,6 +154,34 @@ pub fn sarif_text(s: &str) -> Cow<'_, str> {
         return s;
     }
     Cow::Owned(s.replace('[', "\\[").replace(']', "\\]"))
+}
+
+/// `s` as a YAML double-quoted scalar that reads back as `s`: `"` and `\` escaped, and every
+/// character YAML cannot hold raw (C0 and C1 controls, DEL, U+FFFE, U+FFFF) or that is hidden
+/// as an escape, so that the file reads as it is and shows in a review as it reads. Plain text
+/// is quoted as JSON quotes it.
+pub fn yaml_quoted(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if hidden(c) || matches!(c, '\u{FFFE}' | '\u{FFFF}') => {
+                let _ = match c as u32 {
+                    n @ 0..=0xFFFF => write!(out, "\\u{n:04x}"),
+                    n => write!(out, "\\U{n:08x}"),
+                };
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// Whether XML 1.0 can hold `c` at all (its `Char` production).
@@ -195,7 +219,9 @@ pub fn xml(s: &str) -> Cow<'_, str> {
 /// [`visible`].
 pub fn markdown(s: &str) -> Cow<'_, str> {
     let s = visible(s);
-    if s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b' ' || b >= 0x80) {
+    if s.bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b' ' || b >= 0x80)
+    {
         return s;
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -268,7 +294,8 @@ impl<W: Write> Guard<W> {
         }
         let text = std::mem::take(&mut self.pending);
         let line = String::from_utf8_lossy(&text);
-        self.inner.write_all(guard_lines(&line, self.stream).as_bytes())
+        self.inner
+            .write_all(guard_lines(&line, self.stream).as_bytes())
     }
 }
 

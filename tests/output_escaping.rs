@@ -73,7 +73,10 @@ fn every_format_keeps_the_repository_text_inert() {
     // One line per finding, whatever a file name holds.
     let concise = run(at, &["--format", "concise", "--fail-on", "never", "."]);
     for line in concise.stdout.lines() {
-        assert!(line.contains(": warning[") || line.contains(": error[") || line.contains(": info["), "{line:?}");
+        assert!(
+            line.contains(": warning[") || line.contains(": error[") || line.contains(": info["),
+            "{line:?}"
+        );
     }
 }
 
@@ -113,6 +116,25 @@ fn every_command_keeps_the_repository_text_inert() {
         expect_inert(&format!("{args:?} stdout"), &run.stdout, |_| false);
         expect_inert(&format!("{args:?} stderr"), &run.stderr, |_| false);
     }
+    // A baseline of the findings reads back and holds every one of them.
+    let written = run(at, &["--write-baseline", "baseline.yaml", "."]);
+    expect_inert("--write-baseline", &written.stderr, |_| false);
+    let text = std::fs::read_to_string(at.join("baseline.yaml")).unwrap();
+    assert!(
+        !text.chars().any(|c| c != '\n' && escape::hidden(c)),
+        "{text}"
+    );
+    let again = run(
+        at,
+        &["--baseline", "baseline.yaml", "--format", "json", "."],
+    );
+    let report: serde_json::Value = serde_json::from_str(&again.stdout).unwrap();
+    assert_eq!(
+        report["findings"].as_array().unwrap().len(),
+        0,
+        "{}",
+        again.stdout
+    );
     let explained = run(at, &["explain", "hostile-texts"]).stdout;
     assert!(explained.contains(":stop-commands::help"), "{explained}");
 }
@@ -267,6 +289,16 @@ proptest! {
         let bare = t.replace("\\[", "").replace("\\]", "");
         prop_assert!(!bare.contains(['[', ']']), "{t:?}");
         prop_assert!(log_problems(&t, |_| false).is_empty(), "{t:?}");
+    }
+
+    #[test]
+    fn yaml_scalars_read_back_exactly_and_hold_nothing_hidden(s in hostile_string()) {
+        let q = escape::yaml_quoted(&s);
+        prop_assert!(!q.chars().any(|c| c != '\t' && escape::hidden(c)), "{q:?}");
+        let doc = format!("key: {q}\n");
+        let parsed = gitops_lint::yaml::parse(0, &doc, gitops_lint::yaml::ParseLimits::default());
+        prop_assert!(parsed.problems.is_empty(), "{q:?}: {:?}", parsed.problems);
+        prop_assert_eq!(parsed.documents[0].root.str_at("key"), Some(s.as_str()));
     }
 
     #[test]

@@ -348,7 +348,12 @@ impl Reporter for Human {
         if settings.verbose {
             for (path, reason) in &s.skipped {
                 let (path, reason) = (path.display().to_string(), reason.to_string());
-                writeln!(out, "note: skipped {}: {}", visible(&path), visible(&reason))?;
+                writeln!(
+                    out,
+                    "note: skipped {}: {}",
+                    visible(&path),
+                    visible(&reason)
+                )?;
             }
         } else {
             for (path, reason) in s
@@ -357,7 +362,12 @@ impl Reporter for Human {
                 .filter(|(_, r)| !matches!(r, crate::discover::SkipReason::HelmTemplate))
             {
                 let (path, reason) = (path.display().to_string(), reason.to_string());
-                writeln!(out, "warning: skipped {}: {}", visible(&path), visible(&reason))?;
+                writeln!(
+                    out,
+                    "warning: skipped {}: {}",
+                    visible(&path),
+                    visible(&reason)
+                )?;
             }
         }
         if settings.quiet {

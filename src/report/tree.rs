@@ -19,7 +19,14 @@ fn location(outcome: &Outcome, unit: usize) -> String {
     let at = outcome.sources.start(obj.root.span);
     format!(
         "{}:{}",
-        visible(&outcome.sources.get(obj.root.span.file).path.display().to_string()),
+        visible(
+            &outcome
+                .sources
+                .get(obj.root.span.file)
+                .path
+                .display()
+                .to_string()
+        ),
         at.line
     )
 }

@@ -116,14 +116,19 @@ fn raw_hidden(c: char) -> bool {
 pub fn log_problems(text: &str, own: impl Fn(&str) -> bool) -> Vec<String> {
     let mut problems = Vec::new();
     // A CR that ends a line with its LF is a line end (a CRLF file's lines in a diff).
-    for c in text.replace("\r\n", "\n").chars().filter(|&c| raw_hidden(c)) {
+    for c in text
+        .replace("\r\n", "\n")
+        .chars()
+        .filter(|&c| raw_hidden(c))
+    {
         problems.push(format!("raw {c:?}"));
     }
     for line in text.split(['\n', '\r']) {
         let start = line.trim_start_matches(skipped_before_a_command);
-        let command = start
-            .strip_prefix(':')
-            .is_some_and(|s| s.trim_start_matches(skipped_before_a_command).starts_with(':'));
+        let command = start.strip_prefix(':').is_some_and(|s| {
+            s.trim_start_matches(skipped_before_a_command)
+                .starts_with(':')
+        });
         if command && !own(line) {
             problems.push(format!("a command line: {line:?}"));
         }
@@ -143,7 +148,9 @@ pub fn markdown_problems(text: &str) -> Vec<String> {
         .filter(|&c| raw_hidden(c))
         .map(|c| format!("raw {c:?}"))
         .collect();
-    for live in ["<", "](", "![", "https://", "www.", "@admin", "$x", "*em*", "_u_", "~~"] {
+    for live in [
+        "<", "](", "![", "https://", "www.", "@admin", "$x", "*em*", "_u_", "~~",
+    ] {
         if text.contains(live) {
             problems.push(format!("live {live:?}"));
         }
