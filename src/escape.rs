@@ -344,7 +344,7 @@ pub fn guard_lines(text: &str, stream: Stream) -> Cow<'_, str> {
     while !rest.is_empty() {
         // A line ends at LF, at CR LF, or at a CR alone.
         let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
-        let ending = match rest[end..].as_bytes() {
+        let ending = match &rest.as_bytes()[end..] {
             [b'\r', b'\n', ..] => 2,
             [] => 0,
             _ => 1,

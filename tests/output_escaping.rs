@@ -309,8 +309,8 @@ proptest! {
         let b = d.as_bytes();
         for (i, _) in d.match_indices('"') {
             let run = b[..i].iter().rev().take_while(|&&c| c == b'\\').count();
-            prop_assert!(run % 2 == 1, "{d:?}");
+            prop_assert!(!run.is_multiple_of(2), "{d:?}");
         }
-        prop_assert!((d.len() - d.trim_end_matches('\\').len()) % 2 == 0, "{d:?}");
+        prop_assert!((d.len() - d.trim_end_matches('\\').len()).is_multiple_of(2), "{d:?}");
     }
 }
