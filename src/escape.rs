@@ -76,13 +76,22 @@ fn plain_line(text: &str) -> bool {
         && memchr::memmem::find(b, b"##[").is_none()
 }
 
+/// [`plain_line`] for text that is not all ASCII (a snippet of a file with comments in another
+/// language, the box drawing of a terminal): no hidden character, no command.
+fn safe_line(text: &str) -> bool {
+    plain_line(text)
+        || (!text.chars().any(hidden)
+            && command_colon(text).is_none()
+            && memchr::memmem::find(text.as_bytes(), b"##[").is_none())
+}
+
 /// Writes `c` as `\n`, `\r`, `\t` or `\u{…}`.
 fn push_escaped(out: &mut String, c: char) {
     out.extend(c.escape_default());
 }
 
 fn escape_text(s: &str, keep_newlines: bool) -> Cow<'_, str> {
-    if plain_line(s) {
+    if safe_line(s) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -336,7 +345,7 @@ impl<W: Write> Drop for Guard<W> {
 /// `text`, of whole lines or the last unfinished one, as [`Guard`] writes it.
 pub fn guard_lines(text: &str, stream: Stream) -> Cow<'_, str> {
     // The common case, a report of printable ASCII: one pass over the bytes, no copy.
-    if text.split('\n').all(plain_line) {
+    if text.split('\n').all(safe_line) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 64);
@@ -362,7 +371,7 @@ pub fn guard_lines(text: &str, stream: Stream) -> Cow<'_, str> {
 }
 
 fn guard_line(line: &str, stream: Stream, out: &mut String) {
-    if plain_line(line) {
+    if safe_line(line) {
         out.push_str(line);
         return;
     }
