@@ -522,7 +522,7 @@ fn and_list(items: &[String]) -> String {
 /// where it did and no terminal escape or bidirectional override reaches the screen.
 fn snippet_text(text: String) -> String {
     let keep = |c: char| matches!(c, '\n' | '\r' | '\t') || !crate::escape::hidden(c);
-    if text.is_ascii() && !text.bytes().any(|b| b < 0x20 || b == 0x7f) || text.chars().all(keep) {
+    if text.chars().all(keep) {
         return text;
     }
     let mut out = String::with_capacity(text.len());
