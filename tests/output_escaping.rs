@@ -162,6 +162,50 @@ fn a_config_error_keeps_the_repository_text_inert() {
     expect_inert("config error stdout", &run.stdout, |_| false);
 }
 
+/// The binary prints through the guard only: no print macro anywhere in its source, and the
+/// standard streams opened once each (the report's writer, the guarded notes on stderr) besides
+/// asking whether they are terminals. A print added later, or merged from elsewhere, fails here.
+#[test]
+fn the_binary_prints_only_through_the_guard() {
+    let mut files = vec![common::root().join("src")];
+    let mut prints = Vec::new();
+    let (mut stdout, mut stderr) = (0, 0);
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            for print in ["println!", "eprintln!", "print!(", "eprint!(", "dbg!("] {
+                if code.contains(print) {
+                    prints.push(format!("{}:{}: {line}", path.display(), n + 1));
+                }
+            }
+            let opened = |stream: &str| {
+                code.matches(stream).count()
+                    - code.matches(&format!("{stream}.is_terminal()")).count()
+            };
+            stdout += opened("std::io::stdout()");
+            stderr += opened("std::io::stderr()");
+        }
+    }
+    assert!(
+        prints.is_empty(),
+        "print through `note!` or a guarded writer:\n{}",
+        prints.join("\n")
+    );
+    assert_eq!(
+        (stdout, stderr),
+        (1, 1),
+        "the standard streams are opened once each"
+    );
+}
+
 /// Strings made of the pieces that attacks are made of, and of anything else.
 fn hostile_string() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
