@@ -56,6 +56,15 @@ fn every_format_keeps_the_repository_text_inert() {
             "{format}: the policy did not report\n{}",
             run.stderr
         );
+        if format == "human" {
+            // --verbose: the remote base named with the attacks is noted.
+            assert!(
+                run.stdout
+                    .contains("not rendered: gitops-lint never fetches"),
+                "{}",
+                run.stdout
+            );
+        }
         let own = |line: &str| format == "github" && own_command(line);
         expect_inert(&format!("{format} stdout"), &run.stdout, own);
         expect_inert(&format!("{format} stderr"), &run.stderr, |_| false);
@@ -137,6 +146,19 @@ fn every_command_keeps_the_repository_text_inert() {
     );
     let explained = run(at, &["explain", "hostile-texts"]).stdout;
     assert!(explained.contains(":stop-commands::help"), "{explained}");
+    // The diff's headers name the files, then the notes of --fix do.
+    let diff = run(at, &["--diff", "."]);
+    assert!(diff.stdout.contains("+++ b/"), "{}", diff.stdout);
+    expect_inert("--diff", &diff.stdout, |_| false);
+    expect_inert("--diff stderr", &diff.stderr, |_| false);
+    let fixed = run(at, &["--fix", "--fail-on", "never", "."]);
+    assert!(
+        fixed.stderr.contains("gitops-lint: fixed "),
+        "{}",
+        fixed.stderr
+    );
+    expect_inert("--fix stdout", &fixed.stdout, |_| false);
+    expect_inert("--fix stderr", &fixed.stderr, |_| false);
 }
 
 /// A policy file that does not load: the config error quotes its file and its text.

@@ -52,6 +52,8 @@ spec:
   project: default
   source: {repoURL: 'https://example.com/r.git', path: a, targetRevision: HEAD}
   destination: {server: 'https://kubernetes.default.svc', namespace: a}
+  syncPolicy:
+    automated: {prune: on}
 ";
 
 /// A YAML double-quoted scalar of `s`: what YAML cannot hold raw as escapes.
@@ -73,8 +75,10 @@ pub fn quoted(s: &str) -> String {
 }
 
 /// Writes the repository into `dir`: an Application per attack, in a file and a folder named
-/// with it, named with it; a policy that reports on each with the attacks in every text; a
-/// file that does not parse, with the attacks raw in it (its snippet is shown).
+/// with it, named with it, with a finding `--fix` cures (`prune: on`); a policy that reports on
+/// each with the attacks in every text; a file that does not parse, with the attacks raw in it
+/// (its snippet is shown); a kustomization with a remote base named with them (a note of what
+/// is not rendered).
 pub fn write(dir: &Path) {
     let all = ATTACKS.concat();
     let policies = dir.join(".gitops-lint/policies");
@@ -94,6 +98,12 @@ pub fn write(dir: &Path) {
         std::fs::write(folder.join(format!("{name}.yaml")), &app).unwrap();
         std::fs::write(dir.join(format!("{name}{i}.yaml")), &app).unwrap();
     }
+    let remote = format!("https://evil.example/{}?ref=v1", MIXED.replace('/', "%2F"));
+    std::fs::write(
+        dir.join("kustomization.yaml"),
+        format!("resources:\n  - {}\n", quoted(&remote)),
+    )
+    .unwrap();
     // Raw, so the file is invalid YAML and its snippet shows them.
     std::fs::write(dir.join("broken.yaml"), format!("a: [\n{all}\n")).unwrap();
 }
