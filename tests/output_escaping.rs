@@ -228,6 +228,31 @@ fn the_binary_prints_only_through_the_guard() {
     );
 }
 
+/// The job summary's scripts (python, and the jq fallback) hide what the binary hides: each
+/// holds the ranges of [`escape::hidden`] besides C0, DEL and C1.
+#[test]
+fn the_summary_scripts_hide_what_the_binary_hides() {
+    let action = std::fs::read_to_string(common::root().join("action.yml")).unwrap();
+    let pairs = regex::Regex::new(r"[(\[](\d+), (\d+)[)\]]").unwrap();
+    let ranges = |from: &str, to: &str| -> Vec<(u32, u32)> {
+        let start = action.find(from).unwrap();
+        let text = &action[start..start + action[start..].find(to).unwrap()];
+        pairs
+            .captures_iter(text)
+            .map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap()))
+            .collect()
+    };
+    let python = ranges("HIDDEN = (", "\n\n");
+    let jq = ranges("def hidden:", "| any(");
+    assert_eq!(python, jq, "python and jq hide the same characters");
+    for c in (0..=0x10ffff).filter_map(char::from_u32) {
+        let listed = python
+            .iter()
+            .any(|&(lo, hi)| lo <= c as u32 && c as u32 <= hi);
+        assert_eq!(listed, escape::hidden(c), "{c:?}");
+    }
+}
+
 /// Strings made of the pieces that attacks are made of, and of anything else.
 fn hostile_string() -> impl Strategy<Value = String> {
     let piece = prop_oneof![
