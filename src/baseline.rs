@@ -91,8 +91,10 @@ pub struct Baseline {
     pub entries: BTreeMap<Fingerprint, usize>,
 }
 
+/// A file name, an object or a text, as the baseline writes it: the repository's, so that
+/// no character of it makes the file unreadable or reads other than it is in a review.
 fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+    crate::escape::yaml_quoted(s)
 }
 
 impl Baseline {

@@ -4,6 +4,7 @@ use crate::baseline::Baseline;
 use crate::config::{self, Config, ConfigError, FailOn};
 use crate::discover;
 use crate::engine;
+use crate::escape::{Guard, Stream};
 use crate::outcome::Outcome;
 use crate::redact::Secrets;
 use crate::repo::Markers;
@@ -14,6 +15,19 @@ use clap::{Parser, Subcommand};
 use std::collections::BTreeSet;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+
+/// `eprintln!` through the guard of the log ([`Guard`]): notes and errors name the repository's
+/// files and quote its text.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        write_stderr(&format!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+fn write_stderr(text: &str) {
+    let text = crate::escape::guard_lines(text, TEXT);
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
 
 /// Exit code: no finding at or above --fail-on.
 pub const EXIT_OK: i32 = 0;
@@ -374,7 +388,7 @@ fn print_failure(f: Failure) {
         Failure::Message(m) if m.contains("Broken pipe") => {}
         // What fails before the run knows its secret values may still quote a credential a
         // file holds: masked by its shape.
-        Failure::Message(m) => eprintln!("gitops-lint: {}", Secrets::default().mask(&m)),
+        Failure::Message(m) => note!("gitops-lint: {}", Secrets::default().mask(&m)),
         Failure::Config(e) => {
             let terminal = std::io::stderr().is_terminal();
             let theme = if terminal {
@@ -389,13 +403,13 @@ fn print_failure(f: Failure) {
             } else {
                 format!("gitops-lint: invalid configuration ({count} mistakes)")
             };
-            eprintln!("{heading}");
+            note!("{heading}");
             for one in std::iter::once(&*e).chain(&e.more) {
                 let mut text = String::new();
                 if handler.render_report(&mut text, &NamedConfig(one)).is_err() {
                     text = one.to_string();
                 }
-                eprintln!("{}", Secrets::default().mask(text.trim_end()));
+                note!("{}", Secrets::default().mask(text.trim_end()));
             }
         }
     }
@@ -412,7 +426,7 @@ impl std::fmt::Debug for NamedConfig<'_> {
 
 impl std::fmt::Display for NamedConfig<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0.message)
+        f.write_str(&crate::escape::visible_lines(&self.0.message))
     }
 }
 
@@ -442,7 +456,7 @@ impl miette::SourceCode for NamedConfig<'_> {
     ) -> Result<Box<dyn miette::SpanContents<'b> + 'b>, miette::MietteError> {
         let inner = self.0.text.read_span(span, before, after)?;
         Ok(Box::new(miette::MietteSpanContents::new_named(
-            self.0.path.display().to_string(),
+            crate::escape::visible(&self.0.path.display().to_string()).into_owned(),
             inner.data(),
             *inner.span(),
             inner.line(),
@@ -516,7 +530,7 @@ fn trusted_config(paths: &[PathBuf], args: &ConfigArgs) -> Result<Option<Config>
         crate::repo::Markers::GitTop,
     ));
     if inside(file, &dir) {
-        eprintln!(
+        note!(
             "gitops-lint: warning: the trusted config {} is inside the linted repository, where a \
              change under review can rewrite it; keep it outside the checkout or use \
              --trusted-config-rev",
@@ -564,7 +578,7 @@ fn shadowed_command(args: &[std::ffi::OsString]) -> Option<String> {
 pub fn main() -> i32 {
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if let Some(message) = shadowed_command(&args) {
-        eprintln!("gitops-lint: {message}");
+        note!("gitops-lint: {message}");
         return EXIT_ERROR;
     }
     let cli = match Cli::try_parse() {
@@ -582,24 +596,34 @@ pub fn main() -> i32 {
             path,
             config,
         }) => configs(&[path], &config).and_then(|(c, _)| {
-            list_rules(c.available().into_iter(), format, &mut out)
-                .map(|_| EXIT_OK)
-                .map_err(|e| Failure::Message(e.to_string()))
+            let stream = match format {
+                ListFormat::Text => TEXT,
+                ListFormat::Json => Stream::Json,
+            };
+            guarded(&mut out, stream, |out| {
+                list_rules(c.available().into_iter(), format, out)
+                    .map(|_| EXIT_OK)
+                    .map_err(|e| Failure::Message(e.to_string()))
+            })
         }),
         Some(Command::Explain { rule, path, config }) => configs(&[path], &config)
-            .and_then(|(c, _)| explain(&rule, &c, &mut out).map_err(Failure::from)),
+            .and_then(|(c, _)| guarded(&mut out, TEXT, |out| Ok(explain(&rule, &c, out)?))),
         Some(Command::Graph {
             path,
             config,
             format,
             repo_url,
-        }) => graph(path, &config, format, repo_url, &mut out),
+        }) => guarded(&mut out, TEXT, |out| {
+            graph(path, &config, format, repo_url, out)
+        }),
         Some(Command::Config {
             path,
             config,
             schema,
             policy_schema,
-        }) => show_config(&path, &config, schema, policy_schema, &mut out),
+        }) => guarded(&mut out, TEXT, |out| {
+            show_config(&path, &config, schema, policy_schema, out)
+        }),
         // A folder holding both is a kustomization to Argo CD: its discovery walks the folder in
         // lexical order and the kustomization file, after `Chart.yaml`, decides
         // (`util/app/discovery/discovery.go`, v3.5.1).
@@ -625,6 +649,24 @@ pub fn main() -> i32 {
     }
 }
 
+/// What the plain-text outputs of the command line (lists, explanations, the tree, the
+/// configuration, a diff, notes on stderr) pass through: none of them writes color codes.
+const TEXT: Stream = Stream::Text { color: false };
+
+/// Runs `f` with its output behind a [`Guard`] for `stream`.
+fn guarded<T, E: From<String>>(
+    out: &mut dyn Write,
+    stream: Stream,
+    f: impl FnOnce(&mut dyn Write) -> Result<T, E>,
+) -> Result<T, E> {
+    let mut guard = Guard::new(out, stream);
+    let result = f(&mut guard);
+    let finished = guard.finish().map_err(|e| E::from(e.to_string()));
+    let value = result?;
+    finished?;
+    Ok(value)
+}
+
 fn list_rules<'r>(
     rules: impl Iterator<Item = &'r rules::Rule>,
     format: ListFormat,
@@ -636,7 +678,7 @@ fn list_rules<'r>(
         category: &'static str,
         severity: &'static str,
         fix: &'static str,
-        summary: &'static str,
+        summary: std::borrow::Cow<'static, str>,
     }
     let rows: Vec<Listed> = rules
         .map(|r| Listed {
@@ -644,7 +686,12 @@ fn list_rules<'r>(
             category: r.category.as_str(),
             severity: r.severity.as_str(),
             fix: r.fix.as_str(),
-            summary: r.summary,
+            // A policy's summary is the repository's: one line in the table.
+            summary: if format == ListFormat::Json {
+                r.summary.into()
+            } else {
+                crate::escape::visible(r.summary)
+            },
         })
         .collect();
     if format == ListFormat::Json {
@@ -656,7 +703,7 @@ fn list_rules<'r>(
         category: "CATEGORY",
         severity: "SEVERITY",
         fix: "FIX",
-        summary: "SUMMARY",
+        summary: "SUMMARY".into(),
     };
     let width = |cell: fn(&Listed) -> &str| {
         rows.iter()
@@ -691,8 +738,12 @@ fn explain(id: &str, config: &Config, out: &mut dyn Write) -> Result<i32, String
     }
     match config.available().into_iter().find(|r| r.id == id) {
         Some(rule) => {
-            out.write_all(rule.doc.as_bytes())
-                .map_err(|e| e.to_string())?;
+            // A policy's doc holds the repository's texts: shown as they read, not as Markdown.
+            let doc = match rule.check {
+                rules::Check::Policy(p) => std::borrow::Cow::Owned(p.doc(rule.summary, false)),
+                _ => std::borrow::Cow::Borrowed(rule.doc),
+            };
+            out.write_all(doc.as_bytes()).map_err(|e| e.to_string())?;
             Ok(EXIT_OK)
         }
         None => {
@@ -875,7 +926,7 @@ fn render(dir: PathBuf, out: &mut dyn Write) -> Result<i32, String> {
         .map_err(|e| e.to_string())?;
     for p in &problems {
         let at = loaded.sources.start(p.span);
-        eprintln!(
+        note!(
             "{}:{}:{}: {}",
             crate::paths::normalize(&loaded.sources.get(p.span.file).path).display(),
             at.line,
@@ -933,7 +984,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             &outcome.secrets,
         );
         write_file(file, &b.to_yaml())?;
-        eprintln!(
+        note!(
             "gitops-lint: wrote {} baseline entries to {}",
             b.len(),
             file.display()
@@ -943,7 +994,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     if let (true, Some(file), Some(b)) = (args.prune_baseline, &baseline_file, &baseline) {
         if !outcome.stale.is_empty() {
             write_file(file, &b.without(&outcome.stale).to_yaml())?;
-            eprintln!(
+            note!(
                 "gitops-lint: removed {} entries that no longer occur from {}",
                 outcome.stale.len(),
                 file.display()
@@ -956,7 +1007,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     write_report(args, &outcome, out)?;
     let cut_short = outcome.summary.cut_short();
     if cut_short > 0 && fail_on.threshold().is_some() {
-        eprintln!(
+        note!(
             "gitops-lint: {} not linted, past the size limit or the run's ceilings (listed above): the run fails, since what lies past them was not checked",
             crate::text::plural(cut_short, "file", "files")
         );
@@ -1052,7 +1103,7 @@ fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
         changed.sort();
         changed.dedup();
         if changed.is_empty() {
-            eprintln!("gitops-lint: no file changed since {rev}");
+            note!("gitops-lint: no file changed since {rev}");
         }
         paths = changed;
     }
@@ -1068,7 +1119,7 @@ fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
     let below_root = !named_link && args.paths.iter().any(|p| root_above(p, markers).is_some());
     if !(args.context || args.changed_since.is_some() || below_root) {
         if args.cache || args.cache_dir.is_some() {
-            eprintln!(
+            note!(
                 "gitops-lint: --cache only serves --context and --changed-since runs; a full run reads every file anyway"
             );
         }
@@ -1098,7 +1149,7 @@ fn narrow(args: &LintArgs, opts: &mut engine::Options) -> Result<(), Failure> {
         (None, true) => {
             let dir = crate::cache::default_dir();
             if dir.is_none() {
-                eprintln!(
+                note!(
                     "gitops-lint: --cache: neither XDG_CACHE_HOME nor HOME is an absolute path; use --cache-dir DIR"
                 );
             }
@@ -1129,15 +1180,17 @@ fn fix(args: &LintArgs, opts: &engine::Options, out: &mut dyn Write) -> Result<F
                 .map_or_else(|| c.after.clone(), |id| outcome.redacted_text(id))
         };
         let secrets = &outcome.secrets;
-        report::write_masked(secrets, out, |out| {
-            out.write_all(fixed.diff(after_shown).as_bytes())
-        })
-        .and_then(|_| out.flush())
-        .map_err(|e| e.to_string())?;
+        guarded(out, TEXT, |out| {
+            report::write_masked(secrets, out, |out| {
+                out.write_all(fixed.diff(after_shown).as_bytes())
+            })
+            .map_err(|e| e.to_string())
+        })?;
+        out.flush().map_err(|e| e.to_string())?;
         for p in &fixed.problems {
-            eprintln!("gitops-lint: {}", secrets.mask(p));
+            note!("gitops-lint: {}", secrets.mask(p));
         }
-        eprintln!(
+        note!(
             "gitops-lint: would fix {} in {files}",
             crate::text::plural(fixed.count(), "finding", "findings")
         );
@@ -1155,17 +1208,17 @@ fn fix(args: &LintArgs, opts: &engine::Options, out: &mut dyn Write) -> Result<F
             rules.sort();
             rules.dedup();
             let path = c.path.display().to_string();
-            eprintln!(
+            note!(
                 "gitops-lint: fixed {} ({})",
-                outcome.secrets.mask(&path),
+                crate::escape::visible(&outcome.secrets.mask(&path)),
                 rules.join(", ")
             );
         }
     }
     for p in &fixed.problems {
-        eprintln!("gitops-lint: {}", outcome.secrets.mask(p));
+        note!("gitops-lint: {}", outcome.secrets.mask(p));
     }
-    eprintln!(
+    note!(
         "gitops-lint: fixed {} in {}",
         crate::text::plural(fixed.count(), "finding", "findings"),
         crate::text::plural(fixed.changes.len(), "file", "files")
@@ -1183,14 +1236,14 @@ fn print_timings(outcome: &Outcome) {
         let rss = rss.map_or(String::new(), |kib| {
             format!("   peak RSS {:>5} MB", kib / 1024)
         });
-        eprintln!("{phase:>24}: {:>7.1} ms{rss}", took.as_secs_f64() * 1e3);
+        note!("{phase:>24}: {:>7.1} ms{rss}", took.as_secs_f64() * 1e3);
     }
-    eprintln!(
+    note!(
         "{:>24}: {:>7.1} ms",
         "total",
         outcome.summary.elapsed.as_secs_f64() * 1e3
     );
-    eprintln!(
+    note!(
         "{:>24}: {} of the run's budget of {}",
         "YAML nodes parsed",
         outcome.summary.nodes,
@@ -1218,17 +1271,13 @@ fn write_report(args: &LintArgs, outcome: &Outcome, out: &mut dyn Write) -> Resu
     match &args.output {
         Some(file) => {
             let mut buf = Vec::new();
-            report::reporter(args.format)
-                .report(outcome, &settings, &mut buf)
-                .map_err(|e| e.to_string())?;
+            report::write(args.format, outcome, &settings, &mut buf).map_err(|e| e.to_string())?;
             write_file(file, &String::from_utf8_lossy(&buf))?;
-            report::reporter(Format::Human)
-                .report(outcome, &settings, out)
-                .map_err(|e| e.to_string())?;
+            report::write(Format::Human, outcome, &settings, out).map_err(|e| e.to_string())?;
         }
-        None => report::reporter(args.format)
-            .report(outcome, &settings, out)
-            .map_err(|e| e.to_string())?,
+        None => {
+            report::write(args.format, outcome, &settings, out).map_err(|e| e.to_string())?;
+        }
     }
     Ok(())
 }

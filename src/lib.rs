@@ -15,6 +15,7 @@ pub mod config;
 pub(crate) mod context;
 pub mod discover;
 pub mod engine;
+pub mod escape;
 pub(crate) mod finding;
 pub mod fix;
 pub(crate) mod glob;

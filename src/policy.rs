@@ -507,6 +507,7 @@ fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
         id: leak(id),
         file: r.path.to_path_buf(),
         text: r.text[root.span.range()].to_string(),
+        link: doc.map(str::to_string),
         api_versions: matcher.api_versions,
         kinds: matcher.kinds,
         names: matcher.names,
@@ -530,7 +531,7 @@ fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
         severities: None,
         fix: FixAvailability::None,
         summary: leak(&summary),
-        doc: leak(&policy.doc(&summary, doc)),
+        doc: leak(&policy.doc(&summary, true)),
         uri: doc
             .filter(|d| d.starts_with("https://") || d.starts_with("http://"))
             .map(leak),

@@ -530,6 +530,16 @@ fn annotations(outcome: &Outcome, workspace: &Path) -> Vec<(String, String, Stri
 // ---------------------------------------------------------------------------------------------
 // Tests
 
+/// What the summary writes for `text` of printable ASCII: punctuation but `-` as references.
+fn markdown_cell(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            c if c.is_ascii_punctuation() && c != '-' => format!("&#{};", c as u32),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
 #[test]
 fn action_yml_declares_the_inputs_and_keeps_expressions_out_of_scripts() {
     let action = load_action();
@@ -624,16 +634,17 @@ fn example_repository_fails_on_warnings_with_outputs_summary_sarif_and_annotatio
         assert!(summary.contains(&row), "{row} in\n{summary}");
     }
     let first_error = findings.iter().find(|f| f["severity"] == "error").unwrap();
+    // Plain text, its punctuation written as character references.
     let location = format!(
-        "`{}:{}`",
-        first_error["file"].as_str().unwrap(),
+        "{}&#58;{}",
+        markdown_cell(first_error["file"].as_str().unwrap()),
         first_error["start"]["line"]
     );
     assert!(summary.contains(&location), "{location} in\n{summary}");
     let top = summary
         .lines()
         .filter(|l| l.starts_with("| error |") || l.starts_with("| warning |"))
-        .filter(|l| l.contains("` | `"))
+        .filter(|l| l.contains("` | "))
         .count();
     assert!(top > 0, "{summary}");
 
@@ -1119,24 +1130,66 @@ fn a_pinned_config_holds_against_the_pull_request_config() {
     assert_eq!(run_action(&action, ws, &sb.temp, &job).code, 2);
 }
 
+/// The hostile repository (tests/common/hostile.rs) through the action, with python and with
+/// jq: the log holds no command but the annotations, and the job summary no live Markdown.
+#[test]
+fn repository_text_stays_inert_in_the_log_and_the_job_summary() {
+    let action = load_action();
+    let sb = sandbox();
+    std::fs::remove_dir_all(&sb.workspace).unwrap();
+    std::fs::create_dir_all(&sb.workspace).unwrap();
+    common::git_init(&sb.workspace);
+    common::hostile::write(&sb.workspace);
+    let farm = without_python(&sb.temp);
+    let has_jq = Command::new("jq").arg("--version").output().is_ok();
+    let mut summaries = Vec::new();
+    for path in [None, Some(farm.display().to_string())] {
+        if path.is_some() && !has_jq {
+            continue;
+        }
+        let outcome = run_action(
+            &action,
+            &sb.workspace,
+            &sb.temp,
+            &Job {
+                with: vec![("fail-on", "never")],
+                path,
+                ..Job::default()
+            },
+        );
+        assert_eq!(outcome.code, 0, "stderr: {}", outcome.stderr);
+        let own = |line: &str| {
+            ["::error file=", "::warning file=", "::notice file="]
+                .iter()
+                .any(|c| line.starts_with(c))
+        };
+        let problems = common::hostile::log_problems(&outcome.stdout, own);
+        assert!(problems.is_empty(), "{problems:#?}\n{}", outcome.stdout);
+        let problems = common::hostile::log_problems(&outcome.stderr, |_| false);
+        assert!(problems.is_empty(), "{problems:#?}\n{}", outcome.stderr);
+        let summary = &outcome.summary;
+        assert!(summary.contains("hostile-texts"), "{summary}");
+        let problems = common::hostile::markdown_problems(summary);
+        assert!(problems.is_empty(), "{problems:#?}\n{summary}");
+        // Each row is one line with its four cells: nothing in a text ends a cell or a row.
+        for row in summary.lines().filter(|l| l.starts_with("| warning | `")) {
+            assert_eq!(row.matches('|').count(), 5, "{row}");
+        }
+        summaries.push(outcome.summary);
+    }
+    summaries.dedup();
+    assert_eq!(summaries.len(), 1, "python and jq differ");
+}
+
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
-/// A PATH with every program of the current one except python: the action must then build its
-/// outputs and summary with jq, identical to python's.
-#[test]
-#[cfg_attr(not(has_jq), ignore = "jq is not on PATH")]
-fn the_jq_fallback_writes_the_same_outputs_and_summary() {
-    common::require_program(
-        "jq",
-        Command::new("jq").arg("--version").output().is_ok(),
-        "apt-get install jq",
-    );
-    let action = load_action();
-    let sb = sandbox();
-    let farm = sb.temp.join("no-python-bin");
+/// A folder under `temp` with a link to every program on PATH but python's, for a PATH on
+/// which the action builds its outputs and summary with jq.
+fn without_python(temp: &Path) -> PathBuf {
+    let farm = temp.join("no-python-bin");
     std::fs::create_dir_all(&farm).unwrap();
     for dir in std::env::split_paths(&std::env::var_os("PATH").unwrap()) {
         let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -1151,6 +1204,22 @@ fn the_jq_fallback_writes_the_same_outputs_and_summary() {
             std::os::unix::fs::symlink(entry.path(), target).ok();
         }
     }
+    farm
+}
+
+/// A PATH with every program of the current one except python: the action must then build its
+/// outputs and summary with jq, identical to python's.
+#[test]
+#[cfg_attr(not(has_jq), ignore = "jq is not on PATH")]
+fn the_jq_fallback_writes_the_same_outputs_and_summary() {
+    common::require_program(
+        "jq",
+        Command::new("jq").arg("--version").output().is_ok(),
+        "apt-get install jq",
+    );
+    let action = load_action();
+    let sb = sandbox();
+    let farm = without_python(&sb.temp);
     for with in [vec![], vec![("baseline", "baseline.yaml")]] {
         if !with.is_empty() {
             Command::new(BIN)

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 const STAGES: &[(&str, &[&str])] = &[
     // Knows nothing of the linter: paths, words, Argo CD's pattern dialects, secret masking,
     // well-known kinds.
-    ("util", &["paths", "glob", "text", "redact", "kinds"]),
+    (
+        "util",
+        &["paths", "glob", "text", "redact", "kinds", "escape"],
+    ),
     // Which files to read, the repositories they belong to, what changed since a revision.
     ("discover", &["discover", "repo", "changed"]),
     // YAML with spans, and the files' texts.

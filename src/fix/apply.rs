@@ -71,6 +71,8 @@ impl Fixed {
         let mut out = String::new();
         for c in &self.changes {
             let path = c.path.to_string_lossy().replace('\\', "/");
+            // The header is one line whatever the file name holds.
+            let path = crate::escape::visible(&path).into_owned();
             let (old, new) = if c.path.is_absolute() {
                 (path.clone(), path)
             } else {
@@ -96,7 +98,8 @@ impl Fixed {
         self.changes.retain(|c| match write_change(c) {
             Ok(()) => true,
             Err(e) => {
-                problems.push(format!("{}: {e}; not fixed", c.path.display()));
+                let path = c.path.display().to_string();
+                problems.push(format!("{}: {e}; not fixed", crate::escape::visible(&path)));
                 false
             }
         });

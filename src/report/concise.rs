@@ -2,6 +2,7 @@
 //! With `--statistics`, the table of findings per rule follows.
 
 use super::{place, Reporter, Settings};
+use crate::escape::visible;
 use crate::outcome::Outcome;
 use std::io::{self, Write};
 
@@ -16,10 +17,16 @@ impl Reporter for Concise {
     ) -> io::Result<()> {
         for f in &outcome.findings {
             let (path, start, _) = place(outcome, f.primary.span);
+            // One line per finding, whatever the file name or the message holds.
             writeln!(
                 out,
-                "{path}:{}:{}: {}[{}] {}",
-                start.line, start.column, f.severity, f.rule.id, f.message
+                "{}:{}:{}: {}[{}] {}",
+                visible(&path),
+                start.line,
+                start.column,
+                f.severity,
+                visible(f.rule.id),
+                visible(&f.message)
             )?;
         }
         if settings.statistics && !outcome.findings.is_empty() {

@@ -1,6 +1,7 @@
 //! `gitops-lint config`: the effective configuration, and where each value comes from.
 
 use crate::config::Config;
+use crate::escape::visible;
 use crate::finding::Severity;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, Write};
@@ -29,8 +30,13 @@ fn without_credentials(url: &str) -> String {
     }
 }
 
+/// Values written in the repository's config (globs, URLs) are shown with [`visible`]: one line
+/// each, whatever they hold.
 fn list(items: impl IntoIterator<Item = String>) -> String {
-    let items: Vec<String> = items.into_iter().collect();
+    let items: Vec<String> = items
+        .into_iter()
+        .map(|i| visible(&i).into_owned())
+        .collect();
     format!("[{}]", items.join(", "))
 }
 
@@ -56,7 +62,7 @@ pub fn print(
 ) -> io::Result<()> {
     let file = match (&c.path, disabled) {
         (_, true) => "none (--no-config)".to_string(),
-        (Some(p), _) => p.display().to_string(),
+        (Some(p), _) => visible(&p.display().to_string()).into_owned(),
         (None, _) => "none found (defaults apply)".to_string(),
     };
     writeln!(out, "# the configuration gitops-lint uses here")?;
@@ -75,7 +81,9 @@ pub fn print(
         )?;
         for p in &c.policies {
             let file = match p.check {
-                crate::rules::Check::Policy(policy) => policy.file.display().to_string(),
+                crate::rules::Check::Policy(policy) => {
+                    visible(&policy.file.display().to_string()).into_owned()
+                }
                 _ => String::new(),
             };
             writeln!(out, "  - {} ({}, {})", p.id, p.severity.as_str(), file)?;
@@ -143,10 +151,10 @@ pub fn print(
 fn baseline(c: &Config) -> String {
     match c.baseline_file() {
         None => "none".into(),
-        Some((file, _)) if file.is_file() => file.display().to_string(),
+        Some((file, _)) if file.is_file() => visible(&file.display().to_string()).into_owned(),
         Some((file, _)) => format!(
             "{} (missing: a run without --baseline stops)",
-            file.display()
+            visible(&file.display().to_string())
         ),
     }
 }

@@ -1,22 +1,26 @@
 //! GitHub Actions workflow commands: each finding becomes an annotation on the pull request
-//! diff. Values are escaped as the runner requires (`%`, CR, LF; and `:`/`,` in properties).
+//! diff. Repository text is made visible first ([`crate::escape::visible`]: its line ends and
+//! hidden characters written as escapes), then escaped as the runner requires (`%`, CR, LF; and
+//! `:`/`,` in properties), so that the command's own line ends are the only ones it has.
 //! With `--statistics`, the table of findings per rule follows in a folded log group.
 
 use super::{place, Reporter, Settings};
+use crate::escape::{visible, visible_lines, workflow_data, workflow_property};
 use crate::finding::Severity;
 use crate::outcome::Outcome;
 use std::io::{self, Write};
 
 pub struct Github;
 
-fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(s: &str) -> String {
-    escape_data(s).replace(':', "%3A").replace(',', "%2C")
+/// The file an annotation is on: its real path, so that the annotation lands on it, unless a
+/// control or invisible character or a legacy command (`##[`) in it would reach the log raw
+/// (the runner's escapes cannot write them); such a name is shown as [`visible`] writes it.
+fn annotated(path: &str) -> std::borrow::Cow<'_, str> {
+    if path.chars().any(crate::escape::hidden) || path.contains("##[") {
+        visible(path)
+    } else {
+        path.into()
+    }
 }
 
 impl Reporter for Github {
@@ -33,21 +37,21 @@ impl Reporter for Github {
                 Severity::Warning => "warning",
                 Severity::Info => "notice",
             };
-            let mut message = f.message.clone();
+            let mut message = visible_lines(&f.message).into_owned();
             if let Some(help) = &f.help {
                 message.push_str("\nhelp: ");
-                message.push_str(help);
+                message.push_str(&visible_lines(help));
             }
             writeln!(
                 out,
                 "::{command} file={},line={},col={},endLine={},endColumn={},title={}::{}",
-                escape_property(&path),
+                workflow_property(&annotated(&path)),
                 start.line,
                 start.column,
                 end.line,
                 end.column,
-                escape_property(f.rule.id),
-                escape_data(&message)
+                workflow_property(&visible(f.rule.id)),
+                workflow_data(&message)
             )?;
         }
         if settings.statistics && !outcome.findings.is_empty() {
@@ -68,7 +72,7 @@ mod tests {
 
     #[test]
     fn values_are_escaped_as_the_runner_reads_them() {
-        assert_eq!(escape_data("100% done\r\nnext"), "100%25 done%0D%0Anext");
-        assert_eq!(escape_property("a:b,c"), "a%3Ab%2Cc");
+        assert_eq!(workflow_data("100% done\r\nnext"), "100%25 done%0D%0Anext");
+        assert_eq!(workflow_property("a:b,c"), "a%3Ab%2Cc");
     }
 }

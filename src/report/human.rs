@@ -1,6 +1,7 @@
 //! Human output: a miette diagnostic per finding, then a one-line summary.
 
 use super::{plural, Reporter, Settings};
+use crate::escape::{visible, visible_lines};
 use crate::finding::{Finding, Severity};
 use crate::outcome::Outcome;
 use foldhash::HashMap;
@@ -30,7 +31,7 @@ impl<'a> Diag<'a> {
         let file = finding.primary.span.file;
         let labels = std::iter::once(&finding.primary)
             .chain(finding.secondary.iter().filter(|l| l.span.file == file))
-            .map(|l| l.message.clone())
+            .map(|l| visible_lines(&l.message).into_owned())
             .collect();
         Diag {
             finding,
@@ -242,13 +243,13 @@ fn count_lines(b: &[u8]) -> usize {
 
 impl fmt::Debug for Diag<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&visible_lines(&self.finding.message))
     }
 }
 
 impl fmt::Display for Diag<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&visible_lines(&self.finding.message))
     }
 }
 
@@ -258,7 +259,8 @@ impl Diagnostic for Diag<'_> {
     fn code<'b>(&'b self) -> Option<Box<dyn fmt::Display + 'b>> {
         Some(Box::new(format!(
             "{}[{}]",
-            self.finding.severity, self.finding.rule.id
+            self.finding.severity,
+            visible(self.finding.rule.id)
         )))
     }
 
@@ -323,7 +325,7 @@ impl Reporter for Human {
             .collect();
         let texts: HashMap<u32, Arc<String>> = files
             .into_par_iter()
-            .map(|file| (file, Arc::new(outcome.redacted_text(file))))
+            .map(|file| (file, Arc::new(snippet_text(outcome.redacted_text(file)))))
             .collect();
         let rendered: Vec<String> = outcome
             .findings
@@ -345,7 +347,13 @@ impl Reporter for Human {
         let s = &outcome.summary;
         if settings.verbose {
             for (path, reason) in &s.skipped {
-                writeln!(out, "note: skipped {}: {reason}", path.display())?;
+                let (path, reason) = (path.display().to_string(), reason.to_string());
+                writeln!(
+                    out,
+                    "note: skipped {}: {}",
+                    visible(&path),
+                    visible(&reason)
+                )?;
             }
         } else {
             for (path, reason) in s
@@ -353,7 +361,13 @@ impl Reporter for Human {
                 .iter()
                 .filter(|(_, r)| !matches!(r, crate::discover::SkipReason::HelmTemplate))
             {
-                writeln!(out, "warning: skipped {}: {reason}", path.display())?;
+                let (path, reason) = (path.display().to_string(), reason.to_string());
+                writeln!(
+                    out,
+                    "warning: skipped {}: {}",
+                    visible(&path),
+                    visible(&reason)
+                )?;
             }
         }
         if settings.quiet {
@@ -416,16 +430,16 @@ fn render_one(
 ) -> String {
     let file = f.primary.span.file;
     let text = texts[&file].clone();
-    let path = outcome.sources.get(file).path.display().to_string();
-    let mut help = f.help.clone();
+    let path = visible(&outcome.sources.get(file).path.display().to_string()).into_owned();
+    let mut help = f.help.as_deref().map(|h| visible_lines(h).into_owned());
     for l in f.secondary.iter().filter(|l| l.span.file != file) {
         let at = outcome.sources.start(l.span);
         let note = format!(
             "{}:{}:{}: {}",
-            outcome.sources.get(l.span.file).path.display(),
+            visible(&outcome.sources.get(l.span.file).path.display().to_string()),
             at.line,
             at.column,
-            l.message
+            visible(&l.message)
         );
         add_line(&mut help, format!("see {note}"));
     }
@@ -457,7 +471,10 @@ fn render_one(
             crate::fix::Applicability::Safe => "--fix",
             crate::fix::Applicability::Unsafe => "--fix --unsafe-fixes",
         };
-        add_line(&mut help, format!("fix with {how}: {}", fix.message));
+        add_line(
+            &mut help,
+            format!("fix with {how}: {}", visible_lines(&fix.message)),
+        );
     }
     // miette writes the help last (this diagnostic has no related ones): the footer is added
     // after its report instead.
@@ -484,19 +501,39 @@ fn render_one(
             diag.source.name(),
             at.line,
             at.column,
-            f.message
+            visible(&f.message)
         );
     }
     rendered
 }
 
-/// `a`, `a and b`, `a, b and c`.
+/// `a`, `a and b`, `a, b and c`, each shown with [`visible`].
 fn and_list(items: &[String]) -> String {
-    match items {
+    let items: Vec<_> = items.iter().map(|i| visible(i)).collect();
+    match items.as_slice() {
         [] => String::new(),
-        [one] => one.clone(),
+        [one] => one.to_string(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// A file's text for its snippets: each hidden character but the line ends and tabs replaced by
+/// as many bytes of placeholder (`�` for three, `?` otherwise), so that every span still points
+/// where it did and no terminal escape or bidirectional override reaches the screen.
+fn snippet_text(text: String) -> String {
+    let keep = |c: char| matches!(c, '\n' | '\r' | '\t') || !crate::escape::hidden(c);
+    if text.chars().all(keep) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c.len_utf8() {
+            _ if keep(c) => out.push(c),
+            3 => out.push('\u{FFFD}'),
+            n => out.extend(std::iter::repeat_n('?', n)),
+        }
+    }
+    out
 }
 
 /// Adds a line under the help text.

@@ -3,29 +3,13 @@
 //! With `--statistics`, the suite's properties count the findings per rule.
 
 use super::{place, Reporter, Settings};
+use crate::escape::{visible, xml};
 use crate::finding::Severity;
 use crate::outcome::Outcome;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 pub struct Junit;
-
-fn xml(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 has no way to write most control characters.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 impl Reporter for Junit {
     fn report(
@@ -82,6 +66,8 @@ impl Reporter for Junit {
             }
             for f in findings {
                 let (_, start, _) = place(outcome, f.primary.span);
+                // The file name on the body's first line, whatever it holds.
+                let path = visible(path);
                 let name = format!("{}:{}:{} {}", path, start.line, start.column, f.rule.id);
                 let body = format!(
                     "{path}:{}:{}: {}[{}] {}{}",
@@ -98,14 +84,14 @@ impl Reporter for Junit {
                 writeln!(
                     out,
                     r#"    <testcase classname="{}" name="{}">"#,
-                    xml(path),
+                    xml(&path),
                     xml(&name)
                 )?;
                 if f.severity >= Severity::Warning {
                     writeln!(
                         out,
                         r#"      <failure type="{}" message="{}">{}</failure>"#,
-                        f.rule.id,
+                        xml(f.rule.id),
                         xml(&f.message),
                         xml(&body)
                     )?;

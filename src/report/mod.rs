@@ -9,6 +9,7 @@ pub mod junit;
 pub mod sarif;
 pub mod tree;
 
+use crate::escape::{visible, Guard, Stream};
 use crate::finding::Severity;
 use crate::outcome::Outcome;
 use crate::redact::Secrets;
@@ -53,6 +54,43 @@ pub fn reporter(format: Format) -> Box<dyn Reporter> {
         Format::Concise => Box::new(concise::Concise),
         Format::Junit => Box::new(junit::Junit),
     }
+}
+
+/// What each format's output passes through ([`Guard`]): none for the workflow commands of
+/// `github`, which escapes each value itself and whose lines are commands.
+pub fn stream(format: Format, color: bool) -> Option<Stream> {
+    match format {
+        Format::Human | Format::Concise => Some(Stream::Text { color }),
+        Format::Json | Format::Sarif => Some(Stream::Json),
+        Format::Junit => Some(Stream::Xml),
+        Format::Github => None,
+    }
+}
+
+/// Writes the report in `format`: the reporters escape the repository's text in each value, and
+/// [`Guard`] then holds the whole output to the line rules, pieces put together included.
+pub fn write(
+    format: Format,
+    outcome: &Outcome,
+    settings: &Settings,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let reporter = reporter(format);
+    match stream(format, settings.color) {
+        Some(stream) => guarded(stream, out, |out| reporter.report(outcome, settings, out)),
+        None => reporter.report(outcome, settings, out),
+    }
+}
+
+/// Runs `render` with its output behind a [`Guard`] for `stream`.
+pub fn guarded(
+    stream: Stream,
+    out: &mut dyn Write,
+    render: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut guard = Guard::new(out, stream);
+    render(&mut guard)?;
+    guard.finish()
 }
 
 /// Every text of the outcome that a report, a baseline or a note may print, with the run's
@@ -122,10 +160,10 @@ pub fn write_not_rendered(outcome: &Outcome, out: &mut dyn Write) -> io::Result<
         writeln!(
             out,
             "note: {}:{}:{}: {}",
-            outcome.sources.get(n.span.file).path.display(),
+            visible(&outcome.sources.get(n.span.file).path.display().to_string()),
             at.line,
             at.column,
-            n.message
+            visible(&n.message)
         )?;
     }
     Ok(())

@@ -19,11 +19,13 @@
 //! otherwise leak; messages never contain them.
 
 use super::{Reporter, Settings};
+use crate::escape::sarif_text;
 use crate::finding::{Finding, Severity};
 use crate::outcome::Outcome;
 use crate::rules::{Check, Rule};
 use crate::yaml::{FileId, Span};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::{Component, Path};
@@ -81,12 +83,12 @@ struct Driver<'a> {
 
 #[derive(Serialize)]
 struct Text<'a> {
-    text: &'a str,
+    text: Cow<'a, str>,
 }
 
 #[derive(Serialize)]
 struct Help<'a> {
-    text: &'a str,
+    text: Cow<'a, str>,
     markdown: &'a str,
 }
 
@@ -297,18 +299,28 @@ pub fn first_paragraph(doc: &str) -> String {
 
 fn descriptor(rule: &'static Rule) -> Descriptor<'static> {
     // A doc without a summary paragraph would leave an empty description, which code scanning
-    // rejects; the registry's summary always exists.
-    let mut full = first_paragraph(rule.doc);
+    // rejects; the registry's summary always exists. A policy's texts are the repository's: its
+    // doc is Markdown with each of them escaped, the plain-text fields have them as they read.
+    let mut full = match rule.check {
+        Check::Policy(_) => sarif_text(rule.summary).into_owned(),
+        _ => first_paragraph(rule.doc),
+    };
     if full.is_empty() {
         full = rule.summary.to_string();
     }
+    let help_text = match rule.check {
+        Check::Policy(p) => Cow::Owned(p.doc(rule.summary, false)),
+        _ => Cow::Borrowed(rule.doc),
+    };
     Descriptor {
         id: rule.id,
         name: camel_case(rule.id),
-        short_description: Text { text: rule.summary },
+        short_description: Text {
+            text: sarif_text(rule.summary),
+        },
         full_description: OwnedText { text: full },
         help: Help {
-            text: rule.doc,
+            text: help_text,
             markdown: rule.doc,
         },
         help_uri: match rule.check {
@@ -493,7 +505,7 @@ fn location(
             region: Some(region(outcome, span)),
         },
         message: (!message.is_empty()).then(|| OwnedText {
-            text: message.to_string(),
+            text: sarif_text(message).into_owned(),
         }),
     }
 }
@@ -504,10 +516,10 @@ fn result<'a>(
     rules: &[&'static Rule],
     f: &'a Finding,
 ) -> SarifResult<'a> {
-    let mut text = f.message.clone();
+    let mut text = sarif_text(&f.message).into_owned();
     if let Some(help) = f.help.as_deref().filter(|h| !h.is_empty()) {
         text.push_str("\nhelp: ");
-        text.push_str(help);
+        text.push_str(&sarif_text(help));
     }
     let fingerprint =
         crate::baseline::Fingerprint::of(f, &outcome.sources, &outcome.graph, &outcome.secrets)
@@ -536,7 +548,7 @@ fn result<'a>(
             .iter()
             .map(|fix| SarifFix {
                 description: OwnedText {
-                    text: fix.message.clone(),
+                    text: sarif_text(&fix.message).into_owned(),
                 },
                 artifact_changes: vec![ArtifactChange {
                     artifact_location: artifacts.location(outcome, fix.file()),
@@ -579,7 +591,7 @@ fn notifications(outcome: &Outcome, artifacts: &Artifacts) -> Vec<Notification> 
         .map(|(path, reason)| Notification {
             level: "note",
             message: OwnedText {
-                text: format!("not checked: {reason}"),
+                text: sarif_text(&format!("not checked: {reason}")).into_owned(),
             },
             locations: vec![Location {
                 id: None,
@@ -596,7 +608,7 @@ fn notifications(outcome: &Outcome, artifacts: &Artifacts) -> Vec<Notification> 
     let not_rendered = outcome.summary.not_rendered.iter().map(|n| Notification {
         level: "note",
         message: OwnedText {
-            text: n.message.clone(),
+            text: sarif_text(&n.message).into_owned(),
         },
         locations: vec![location(outcome, artifacts, None, n.span, "")],
         properties: None,
@@ -613,7 +625,7 @@ fn base_ids() -> BTreeMap<&'static str, BaseUri> {
             BaseUri {
                 uri: file_uri(&cwd, true),
                 description: Text {
-                    text: "The directory gitops-lint ran in; file paths are relative to it.",
+                    text: "The directory gitops-lint ran in; file paths are relative to it.".into(),
                 },
             },
         );

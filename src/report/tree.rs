@@ -1,13 +1,17 @@
 //! The app-of-apps tree, as text or as Graphviz dot.
 
+use crate::escape::visible;
 use crate::outcome::Outcome;
 use crate::render::{Graph, SourceKind};
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 use std::path::Path;
 
+// Every text below is the repository's (names, kinds, paths, URLs): each is shown with
+// [`visible`], so that a tree line stays one line whatever it holds.
+
 fn label(g: &Graph, unit: usize) -> String {
-    g.units[unit].obj.display()
+    visible(&g.units[unit].obj.display()).into_owned()
 }
 
 fn location(outcome: &Outcome, unit: usize) -> String {
@@ -15,7 +19,14 @@ fn location(outcome: &Outcome, unit: usize) -> String {
     let at = outcome.sources.start(obj.root.span);
     format!(
         "{}:{}",
-        outcome.sources.get(obj.root.span.file).path.display(),
+        visible(
+            &outcome
+                .sources
+                .get(obj.root.span.file)
+                .path
+                .display()
+                .to_string()
+        ),
         at.line
     )
 }
@@ -34,6 +45,10 @@ fn counts(g: &Graph, app: usize) -> BTreeMap<String, usize> {
 }
 
 fn describe(kind: &SourceKind, repo: &crate::repo::Repo) -> String {
+    visible(&describe_raw(kind, repo)).into_owned()
+}
+
+fn describe_raw(kind: &SourceKind, repo: &crate::repo::Repo) -> String {
     let rel = |p: &std::path::Path| repo.relative(p);
     match kind {
         SourceKind::External(url) => {
@@ -63,11 +78,12 @@ fn summary(counts: &BTreeMap<String, usize>) -> String {
             n => format!("{n} {}", kinds(kind)),
         })
         .collect();
-    match parts.as_slice() {
+    let text = match parts.as_slice() {
         [] => String::new(),
         [one] => format!("renders {one}"),
         [init @ .., last] => format!("renders {} and {last}", init.join(", ")),
-    }
+    };
+    visible(&text).into_owned()
 }
 
 /// The plural of a kind as English forms it: `Services`, `NetworkPolicies`, `Ingresses`. A kind
@@ -246,12 +262,10 @@ fn too_deep(indent: &str, out: &mut dyn Write) -> io::Result<bool> {
     Ok(true)
 }
 
+/// A DOT string whose lines are `s`'s.
 fn quote(s: &str) -> String {
-    let escaped = s
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n");
-    format!("\"{escaped}\"")
+    let lines: Vec<_> = s.split('\n').map(crate::escape::dot).collect();
+    format!("\"{}\"", lines.join("\\n"))
 }
 
 pub fn dot(outcome: &Outcome, shown: &[bool], out: &mut dyn Write) -> io::Result<()> {

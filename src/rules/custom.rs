@@ -47,6 +47,8 @@ pub struct Policy {
     /// one rule.
     pub file: PathBuf,
     pub(crate) text: String,
+    /// The policy's `doc`: a link or text.
+    pub(crate) link: Option<String>,
     pub(crate) api_versions: Vec<String>,
     pub(crate) kinds: Vec<String>,
     pub(crate) names: Vec<String>,
@@ -131,12 +133,26 @@ impl Pool {
 }
 
 impl Policy {
-    /// The doc `explain` prints and SARIF carries.
-    pub(crate) fn doc(&self, summary: &str, link: Option<&str>) -> String {
+    /// The doc SARIF carries (`markdown`: every text of the repository's escaped for Markdown,
+    /// its condition in a fence longer than any run of backticks it holds) or `explain` prints
+    /// (each text shown with [`crate::escape::visible`]).
+    pub(crate) fn doc(&self, summary: &str, markdown: bool) -> String {
+        use crate::escape;
+        let text = |s: &str| {
+            if markdown {
+                escape::markdown(s).into_owned()
+            } else {
+                escape::visible(s).into_owned()
+            }
+        };
+        // Help and the link may span lines: each line on its own.
+        let lines = |s: &str| s.split('\n').map(text).collect::<Vec<_>>().join("\n");
+        let file = text(&self.file.display().to_string());
         let mut d = format!(
-            "# {}\n\n{summary}\n\nA policy of this repository, defined in `{}`.\n\n## Matches\n\n",
+            "# {}\n\n{}\n\nA policy of this repository, defined in {}.\n\n## Matches\n\n",
             self.id,
-            self.file.display()
+            lines(summary),
+            if markdown { file } else { format!("`{file}`") }
         );
         let objects = match self.objects {
             Objects::Written => {
@@ -153,18 +169,28 @@ impl Policy {
             ("namespace", &self.namespaces),
         ] {
             if !list.is_empty() {
+                let list: Vec<String> = list.iter().map(|s| text(s)).collect();
                 d.push_str(&format!("- {what}: {}\n", list.join(", ")));
             }
         }
-        d.push_str(&format!(
-            "\n## Reports when\n\n```cel\n{}\n```\n",
-            self.condition.source().trim()
-        ));
+        let condition = self.condition.source().trim();
+        let condition = if markdown {
+            let longest = condition
+                .split(|c| c != '`')
+                .map(str::len)
+                .max()
+                .unwrap_or(0);
+            let fence = "`".repeat(longest.max(2) + 1);
+            format!("{fence}cel\n{}\n{fence}", escape::visible_lines(condition))
+        } else {
+            escape::visible_lines(condition).into_owned()
+        };
+        d.push_str(&format!("\n## Reports when\n\n{condition}\n"));
         if let Some(h) = &self.help {
-            d.push_str(&format!("\n## Fix\n\n{h}\n"));
+            d.push_str(&format!("\n## Fix\n\n{}\n", lines(h)));
         }
-        if let Some(l) = link {
-            d.push_str(&format!("\n## More\n\n{l}\n"));
+        if let Some(l) = &self.link {
+            d.push_str(&format!("\n## More\n\n{}\n", lines(l)));
         }
         d
     }

@@ -2,6 +2,7 @@
 //! Runs the real binary the way a user would.
 
 pub mod gen;
+pub mod hostile;
 pub mod objects;
 pub mod rng;
 
