@@ -48,3 +48,45 @@ fn closest<'c>(
     }
     best.map(|(_, c, unique)| (c, unique))
 }
+
+/// The length `s` has once the first `limit` matches of `old` (every one when `None`) are
+/// replaced by `new`, as Go's `strings.Replace` and `str::replacen` make it (an empty `old`
+/// matches before each character and at the end), counted without building it: a replacement
+/// can be far larger than its inputs, so its size is checked or paid for first.
+pub fn replaced_len(s: &str, old: &str, new: &str, limit: Option<usize>) -> usize {
+    let found = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old).count()
+    };
+    let count = limit.map_or(found, |n| found.min(n));
+    (s.len() - count * old.len()).saturating_add(count.saturating_mul(new.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replaced_len;
+
+    #[test]
+    fn replaced_len_is_the_length_of_the_replacement() {
+        for (s, old, new, limit) in [
+            ("abcabc", "b", "xyz", None),
+            ("abcabc", "b", "", Some(1)),
+            ("héllo", "", "--", None),
+            ("héllo", "", "--", Some(2)),
+            ("aaaa", "aa", "b", None),
+            ("", "", "x", None),
+            ("abc", "z", "x", Some(0)),
+        ] {
+            let built = match limit {
+                Some(n) => s.replacen(old, new, n),
+                None => s.replace(old, new),
+            };
+            assert_eq!(
+                replaced_len(s, old, new, limit),
+                built.len(),
+                "{s:?} {old:?} {new:?}"
+            );
+        }
+    }
+}

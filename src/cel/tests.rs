@@ -451,6 +451,87 @@ fn budget_stops_hostile_expressions() {
     );
 }
 
+/// `'0123456789'` with `levels` rounds of `.replace('', '0123456789')`: 120, 1,330, 14,640,
+/// 161,050 bytes… from a few dozen bytes of expression.
+fn replaced(levels: usize) -> String {
+    let mut s = "'0123456789'".to_string();
+    for _ in 0..levels {
+        s.push_str(".replace('', '0123456789')");
+    }
+    s
+}
+
+/// `v` bound in `levels` nested comprehensions, each of which copies the one before twice
+/// (`[[a, a]].map(b, …)`): the value doubles at each level for the price of two reads.
+fn doubled(seed: &str, levels: usize, pair: impl Fn(&str) -> String) -> String {
+    let names: Vec<String> = (0..=levels).map(|i| format!("v{i}")).collect();
+    let mut body = "true".to_string();
+    for i in (1..=levels).rev() {
+        body = format!("[{}].all({}, {body})", pair(&names[i - 1]), names[i]);
+    }
+    format!("[{seed}].all(v0, {body})")
+}
+
+/// What a function or operator produces is paid for before it is made, so an evaluation
+/// stops at its budget instead of allocating gigabytes from a short expression or a small
+/// object (each of these makes at least 2 GB unpriced).
+#[test]
+fn growing_output_is_paid_for_before_it_is_built() {
+    let list = format!("{}.split('')", replaced(3));
+    let hostile = [
+        // 18 GB: the seventh round alone is 214 MB.
+        replaced(8),
+        format!("size({}) > 0", replaced(8)),
+        format!("{}.replace('0', {})", replaced(4), replaced(3)),
+        format!("size({list}.join({})) > 0", replaced(3)),
+        format!("size({list}.join({}))", replaced(4)),
+        format!("{list}.map(x, {}).size() > 0", replaced(4)),
+        // Nested copies of one value through comprehension variables.
+        doubled(&replaced(3), 30, |v| format!("[{v}, {v}]")),
+        doubled(&format!("[{}]", replaced(3)), 30, |v| format!("{v} + {v}")),
+        doubled(&replaced(3), 30, |v| format!("{v} + {v}")),
+        doubled(&format!("{{'k': {}}}", replaced(3)), 30, |v| {
+            format!("{{'a': {v}, 'b': {v}}}")
+        }),
+        doubled(&replaced(3), 30, |v| {
+            format!("[{v}].map(x, [x, x]).map(y, y)")
+        }),
+        doubled(&replaced(3), 30, |v| {
+            format!("optional.of([{v}, {v}]).orValue([])")
+        }),
+        doubled(&format!("[{}]", replaced(3)), 30, |v| {
+            format!("[{v}, {v}].map(x, x)")
+        }),
+    ];
+    for src in hostile {
+        let p = Program::compile(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let started = std::time::Instant::now();
+        let got = p.eval(&Bindings::new(), &mut Budget::new(DEFAULT_BUDGET));
+        assert_eq!(got.err(), Some(EvalError::Budget), "{src}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{src}: {:?}",
+            started.elapsed()
+        );
+    }
+    // What stays within the budget gives the same values as before.
+    ok(&format!("size({})", replaced(3)), "14640");
+    ok(&format!("size({})", replaced(4)), "161050");
+    ok("'abc'.replace('', '-')", "-a-b-c-");
+    ok("'abc'.replace('', '-', 2)", "-a-bc");
+    ok("['a', 'b', 'c'].join('--')", "a--b--c");
+    ok(&format!("size({list}.join('-'))"), "29279");
+    ok("'a,b,,c'.split(',', 3)", r#"["a", "b", ",c"]"#);
+    ok("size('héllo'.split(''))", "5");
+    ok("[[1, 2], [3]].map(x, [x, x]).size()", "2");
+    ok(&format!("size(b'x' + bytes({}))", replaced(5)), "1771561");
+    // An error that quotes a large value quotes the start of it.
+    match run(&format!("int({})", replaced(4))) {
+        Err(EvalError::Error(m)) => assert!(m.len() < 1024 && m.starts_with("cannot convert")),
+        other => panic!("{other:?}"),
+    }
+}
+
 const DEPLOY: &str = r#"apiVersion: apps/v1
 kind: Deployment
 metadata:
