@@ -18,6 +18,7 @@ pub mod engine;
 pub(crate) mod finding;
 pub mod fix;
 pub(crate) mod glob;
+pub(crate) mod goregex;
 pub(crate) mod kinds;
 pub mod model;
 pub(crate) mod outcome;

@@ -35,16 +35,18 @@ fn doubled(seed: &str, levels: usize) -> String {
     format!("[{seed}].all(v0, {body})")
 }
 
-/// A repository whose Application deploys `objects` and whose admission policy (a VAP and
-/// its binding) validates them with `validation`.
-fn repository(dir: &Path, objects: &str, validation: &str) {
+/// A repository whose Application deploys `objects` (a file each) and whose admission policy
+/// (a VAP and its binding) validates them with `validation`.
+fn repository(dir: &Path, objects: &[String], validation: &str) {
     write(dir, ".git/HEAD", "ref: refs/heads/main\n");
     write(
         dir,
         ".gitops-lint.yaml",
         "repo-urls:\n  - https://github.com/example/fleet.git\n",
     );
-    write(dir, "services/web/objects.yaml", objects);
+    for (i, o) in objects.iter().enumerate() {
+        write(dir, &format!("services/web/o{i:02}.yaml"), o);
+    }
     write(
         dir,
         "apps/web.yaml",
@@ -131,7 +133,9 @@ fn growing_values_stop_at_the_budget_in_bounded_memory() {
     let big = "x".repeat(100_000);
     repository(
         dir.path(),
-        &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  big: {big}\n"),
+        &[format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata:\n  big: {big}\n"
+        )],
         &doubled(&replaced(3), 40),
     );
     for (i, cond) in conditions.iter().enumerate() {
@@ -159,4 +163,76 @@ fn growing_values_stop_at_the_budget_in_bounded_memory() {
         out.max_rss_kib >> 10
     );
     assert!(out.elapsed < Duration::from_secs(60), "{:?}", out.elapsed);
+}
+
+/// `len` bytes of `a` and `b` in no pattern, the same on every run.
+fn coin_flips(len: usize) -> String {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 1 == 0 {
+                'a'
+            } else {
+                'b'
+            }
+        })
+        .collect()
+}
+
+/// Regular expressions that drive the matcher off its lazy DFA (a word boundary on non-ASCII
+/// text, a pattern whose DFA would have millions of states) over large texts, in policy
+/// files and an admission policy, on many objects: each search is priced by the work its
+/// engine may do, so these stop at their budget and the run takes seconds, not the
+/// policies' whole budget in minutes of matching. Word classes and boundaries are RE2's,
+/// ASCII: `caf\b` matches `café`, as in the API server.
+#[test]
+fn regular_expressions_cost_what_the_matcher_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let accents = "é ".repeat(400_000);
+    let flips = coin_flips(1 << 20);
+    let objects: Vec<String> = (0..12)
+        .map(|i| format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\ndata:\n  word: café\n  text: \"{accents}\"\n  flips: {flips}\n"
+        ))
+        .collect();
+    let costly = [
+        "[1, 2, 3, 4, 5, 6, 7, 8].all(i, !object.data.text.matches('\\\\b\\\\w+\\\\b\\\\s\\\\d'))",
+        "[1, 2, 3, 4, 5, 6, 7, 8].all(i, !object.data.flips.matches('[ab]*a[ab]{20}c'))",
+        "[1, 2, 3, 4, 5, 6, 7, 8].all(i, object.data.text.find('\\\\B\\\\w{3}\\\\B.{4}[0-9]') == '')",
+        "[1, 2, 3, 4, 5, 6, 7, 8].all(i, object.data.flips.findAll('a[ab]{20}c').size() == 0)",
+    ];
+    repository(
+        dir.path(),
+        &objects,
+        "object.data.text.matches('\\\\b\\\\w+\\\\b\\\\s\\\\d') || object.data.flips.matches('[ab]*a[ab]{20}c')",
+    );
+    for (i, cond) in costly.iter().enumerate() {
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/r{i}.yaml"),
+            &format!(
+                "id: costly-{i}\nmessage: m\nmatch: {{kind: ConfigMap}}\ncondition: {cond:?}\n"
+            ),
+        );
+    }
+    write(
+        dir.path(),
+        ".gitops-lint/policies/word.yaml",
+        "id: ascii-boundary\nmessage: m\nmatch: {kind: ConfigMap}\ncondition: \"object.data.word.matches('^caf\\\\\\\\b') && !object.data.word.matches('^caf\\\\\\\\w$') && 'x٣'.matches('^x\\\\\\\\D$')\"\n",
+    );
+    let (out, report) = lint(dir.path());
+    assert!(out.elapsed < Duration::from_secs(30), "{:?}", out.elapsed);
+    for i in 0..costly.len() {
+        let mine = messages(&report, &format!("costly-{i}"));
+        assert!(
+            !mine.is_empty() && mine.iter().all(|m| m.contains("not evaluated")),
+            "costly-{i}: {mine:?}"
+        );
+    }
+    assert_eq!(messages(&report, "ascii-boundary").len(), 12, "{report:#}");
+    let vap = messages(&report, "admission-policy-violation");
+    assert!(vap.iter().any(|m| m.contains("cost budget")), "{vap:?}");
 }

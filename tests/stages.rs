@@ -8,9 +8,12 @@ use std::path::{Path, PathBuf};
 
 /// Stages in pipeline order, with their modules. Keep the README's Architecture section in step.
 const STAGES: &[(&str, &[&str])] = &[
-    // Knows nothing of the linter: paths, words, Argo CD's pattern dialects, secret masking,
-    // well-known kinds.
-    ("util", &["paths", "glob", "text", "redact", "kinds"]),
+    // Knows nothing of the linter: paths, words, Argo CD's pattern dialects, Go's regular
+    // expressions, secret masking, well-known kinds.
+    (
+        "util",
+        &["paths", "glob", "goregex", "text", "redact", "kinds"],
+    ),
     // Which files to read, the repositories they belong to, what changed since a revision.
     ("discover", &["discover", "repo", "changed"]),
     // YAML with spans, and the files' texts.

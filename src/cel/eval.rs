@@ -20,6 +20,10 @@ const REGEX_SIZE: usize = 1 << 18;
 /// [`REGEX_SIZE`] takes far longer than any other step, and a loop must not repeat it cheaply.
 const REGEX_COMPILE_COST: u64 = 5_000;
 
+/// What each state of a compiled automaton costs on top: a pattern at [`REGEX_SIZE`] has
+/// about 1,300 and takes about a millisecond to compile.
+const REGEX_STATE_COST: u64 = 4;
+
 pub(super) fn err<T>(m: impl Into<String>) -> Result<T, EvalError> {
     Err(EvalError::Error(m.into()))
 }
@@ -81,7 +85,7 @@ pub struct Eval<'b, 'a> {
     globals: &'b Bindings<'a>,
     locals: Vec<(String, Value<'a>)>,
     pub(super) budget: &'b mut Budget,
-    regexes: Vec<(String, regex::Regex)>,
+    regexes: Vec<(String, regex::Regex, usize)>,
 }
 
 impl<'b, 'a> Eval<'b, 'a> {
@@ -686,20 +690,29 @@ impl<'b, 'a> Eval<'b, 'a> {
         })
     }
 
-    pub(super) fn regex(&mut self, pattern: &str) -> Result<regex::Regex, EvalError> {
-        if let Some((_, re)) = self.regexes.iter().find(|(p, _)| p == pattern) {
-            return Ok(re.clone());
+    /// A pattern compiled (once per evaluation), with the number of states of its automaton,
+    /// which [`Eval::charge_search`] prices matching by.
+    pub(super) fn regex(&mut self, pattern: &str) -> Result<(regex::Regex, usize), EvalError> {
+        if let Some((_, re, states)) = self.regexes.iter().find(|(p, _, _)| p == pattern) {
+            return Ok((re.clone(), *states));
         }
         self.spend(REGEX_COMPILE_COST + len_cost(pattern.len()) * 4)?;
-        let re = regex::RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE)
-            .build()
+        let (re, states) = crate::goregex::compile(pattern, REGEX_SIZE)
             .map_err(|e| EvalError::Error(format!("invalid regular expression: {e}")))?;
+        // Compiling takes time in proportion to the automaton built.
+        self.spend(states as u64 * REGEX_STATE_COST)?;
         if self.regexes.len() >= REGEX_CACHE {
             self.regexes.remove(0);
         }
-        self.regexes.push((pattern.to_string(), re.clone()));
-        Ok(re)
+        self.regexes.push((pattern.to_string(), re.clone(), states));
+        Ok((re, states))
+    }
+
+    /// Pays for one search of `bytes` of text with a pattern of `states`: priced for the
+    /// engines that advance every state at every byte, which the matcher falls back on
+    /// whenever its lazy DFA gives up, whatever the text.
+    pub(super) fn charge_search(&mut self, bytes: usize, states: usize) -> Result<(), EvalError> {
+        self.spend(len_cost(crate::goregex::work(bytes, states)))
     }
 
     fn call(

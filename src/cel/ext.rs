@@ -140,8 +140,8 @@ pub fn call<'a>(
             }))
         }
         ("matches", _, [Value::String(s), Value::String(p)]) => {
-            let re = ev.regex(p)?;
-            ev.spend(len_cost(s.len()) * 2)?;
+            let (re, states) = ev.regex(p)?;
+            ev.charge_search(s.len(), states)?;
             Ok(Value::Bool(re.is_match(s)))
         }
         (
@@ -539,8 +539,8 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             }
             ("trim", []) => return Ok(Value::String(s.trim().to_string())),
             ("find", [Value::String(p)]) => {
-                let re = ev.regex(p)?;
-                ev.spend(len_cost(s.len()) * 2)?;
+                let (re, states) = ev.regex(p)?;
+                ev.charge_search(s.len(), states)?;
                 return Ok(Value::String(
                     re.find(s)
                         .map(|m| m.as_str().to_string())
@@ -655,14 +655,18 @@ fn split<'a>(ev: &mut Eval<'_, 'a>, s: &str, sep: &str, n: i64) -> R<'a> {
 }
 
 fn find_all<'a>(ev: &mut Eval<'_, 'a>, s: &str, p: &str, n: i64) -> R<'a> {
-    let re = ev.regex(p)?;
-    ev.spend(len_cost(s.len()) * 2)?;
+    let (re, states) = ev.regex(p)?;
+    ev.charge_search(s.len(), states)?;
     let limit = if n < 0 { usize::MAX } else { n as usize };
-    // Each match is paid for as it is found: an empty pattern matches at every character.
+    // Each match is paid for as it is found (an empty pattern matches at every character),
+    // and so is the search for the next one, which may read to the end of the text again.
     let mut out: Vec<Value<'a>> = Vec::new();
     for m in re.find_iter(s).take(limit) {
         ev.spend(len_cost(m.len()))?;
         out.push(Value::String(m.as_str().to_string()));
+        if out.len() < limit {
+            ev.charge_search(s.len() - m.end(), states)?;
+        }
     }
     Ok(Value::List(out))
 }

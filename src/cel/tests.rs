@@ -856,6 +856,89 @@ fn regex_compilation_is_costly_and_bounded() {
     );
 }
 
+/// RE2's classes and word boundaries are ASCII (cel-go matches with Go's `regexp`); `.`,
+/// `\pL` and case folding stay Unicode.
+#[test]
+fn regular_expressions_are_re2s() {
+    ok(r"'café'.matches('^caf\\b')", "true");
+    ok(r"'cafés'.matches('caf\\B')", "false");
+    ok(r"'é'.matches('\\w')", "false");
+    ok(r"'é'.matches('^\\W$')", "true");
+    ok(r"'٣'.matches('\\d')", "false");
+    ok(r"'\u00a0'.matches('\\s')", "false");
+    ok(r"'\u000b'.matches('\\s')", "false");
+    ok(r"'é'.matches('^.$')", "true");
+    ok(r"'é'.matches('^\\pL$')", "true");
+    ok(r"'É'.matches('(?i)^é$')", "true");
+    ok(r"'a[b'.matches('^a[[]b$')", "true");
+    ok(r"'x٣y'.find('[\\d٣]')", "٣");
+    ok(r"'a1 b22'.findAll('\\b\\w\\d+\\b')", r#"["a1", "b22"]"#);
+    fails(r"'a'.matches('(')", "missing closing )");
+}
+
+/// Matching is priced by the text's length times the size of the pattern's automaton: what
+/// the engines it may fall back on do. However the pattern drives the matcher (a word
+/// boundary on non-ASCII text, a DFA that would have millions of states), an evaluation that
+/// matches as often as its budget allows ends in well under a second.
+#[test]
+fn regular_expressions_cost_what_the_matcher_does() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let flips: String = (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 1 == 0 {
+                'a'
+            } else {
+                'b'
+            }
+        })
+        .collect();
+    let yaml = format!("accents: {}\nflips: {flips}\n", "é ".repeat(300_000));
+    let parsed = parse(0, &yaml, ParseLimits::default());
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    for text in ["accents", "flips"] {
+        for pattern in [
+            r"\\b\\w+\\b\\s\\d",
+            r"\\B\\w{3}\\B.{4}[0-9]",
+            r"[ab]*a[ab]{20}c",
+            r"(?:[ab]*a[ab]{30}){3}c",
+            r"(?i)(\\pL|[ab]){8}c",
+        ] {
+            for call in ["matches", "find", "findAll"] {
+                let src = format!(
+                    "[1, 2, 3, 4, 5, 6, 7, 8].map(i, object.{text}.{call}('{pattern}')).size()"
+                );
+                let p = Program::compile(&src).unwrap();
+                let started = std::time::Instant::now();
+                let _ = p.eval(&b, &mut Budget::new(DEFAULT_BUDGET));
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(1),
+                    "{src}: {:?}",
+                    started.elapsed()
+                );
+            }
+        }
+    }
+    // A name checked against a pattern costs little.
+    let p =
+        Program::compile("'web-frontend-7'.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')").unwrap();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget)
+            .ok()
+            .and_then(|v| v.as_bool()),
+        Some(true)
+    );
+    assert!(
+        DEFAULT_BUDGET - budget.remaining < 6_000,
+        "{}",
+        budget.remaining
+    );
+}
+
 #[test]
 fn reads_beyond_tells_metadata_reads_from_the_rest() {
     let beyond = |src: &str| {
