@@ -36,14 +36,22 @@ impl Summary {
         self.objects_by_kind.values().sum()
     }
 
-    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes).
+    /// Files left unread because the run reached one of its ceilings (files, bytes, nodes,
+    /// policies).
     /// Unlike a file over `--max-file-size`, which the caller's setting leaves out, these are
     /// left out by what came before them in path order: a pull request could push a file past
     /// a ceiling to keep it from being checked.
     pub fn cut_short(&self) -> usize {
         self.skipped
             .iter()
-            .filter(|(_, r)| matches!(r, SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. }))
+            .filter(|(_, r)| {
+                matches!(
+                    r,
+                    SkipReason::RunLimit { .. }
+                        | SkipReason::RunNodes { .. }
+                        | SkipReason::PolicyLimit { .. }
+                )
+            })
             .count()
     }
 }

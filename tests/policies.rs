@@ -904,3 +904,70 @@ fn policy_globs_find_every_policy_once_and_refuse_links() {
         assert!(out.stderr.contains("is a link"), "{}", out.stderr);
     }
 }
+
+/// Policies load in linear time, and a repository's config loads at most 10,000 of them: 60,000
+/// policy files, and files of thousands of policies each, load in seconds, the ones past the
+/// ceiling are named, and the run fails since they were not checked.
+#[test]
+fn policies_past_the_ceiling_are_not_loaded_and_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    let policy = |i: usize| format!("id: p-{i}\nmessage: m\ncondition: 'false'\n");
+    // Two files of 4,000 policies, then 60,000 files of one.
+    for f in 0..2 {
+        let docs: Vec<String> = (0..4000).map(|i| policy(f * 4000 + i)).collect();
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/a{f}.yaml"),
+            &docs.join("---\n"),
+        );
+    }
+    for i in 0..60_000 {
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/b{i:05}.yaml"),
+            &policy(8000 + i),
+        );
+    }
+    let started = std::time::Instant::now();
+    let out = run_in(dir.path(), &["--format", "json", "."], LIMIT);
+    let took = started.elapsed();
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+    let report = json(&out);
+    let skipped: Vec<&serde_json::Value> = report["summary"]["files_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["reason"], "run-limit");
+    // 8,000 policies in the two big files, then 2,000 files of one: the 2,001st is the first
+    // left unread.
+    assert!(
+        skipped[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".gitops-lint/policies/b02000.yaml"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("10000 policies"),
+        "{skipped:?}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // With `--fail-on never` the run passes, the ceiling still said.
+    let out = run_in(
+        dir.path(),
+        &["--format", "json", "--fail-on", "never", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+}

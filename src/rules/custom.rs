@@ -117,6 +117,11 @@ fn namespace_in(g: &Graph, unit: usize, app: Option<usize>) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What an evaluation costs the run at least: binding the variables and matching the object
+/// take time the expression's own cost does not count, and thousands of policies whose
+/// condition is `false` must not evaluate without end.
+const EVAL_FLOOR: u64 = 10;
+
 /// What the run may still spend on this policy.
 struct Pool(u64);
 
@@ -125,7 +130,7 @@ impl Pool {
         let limit = self.0.min(DEFAULT_BUDGET);
         let mut budget = Budget::new(limit);
         let r = prog.eval(b, &mut budget);
-        self.0 -= limit - budget.remaining;
+        self.0 -= (limit - budget.remaining).max(EVAL_FLOOR.min(limit));
         r
     }
 }

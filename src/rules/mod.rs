@@ -343,12 +343,22 @@ registry! {
 /// the built-in rules, each with whether a trusted config loaded it: a rule once loaded lives
 /// as long as the process (findings and reports hold it by reference, as they hold the
 /// built-in ones).
-static CUSTOM: std::sync::RwLock<Vec<(&'static Rule, bool)>> = std::sync::RwLock::new(Vec::new());
+/// The policies' rules in the order registered, each with whether a trusted config loaded
+/// it, and where each id is in that list: loading and looking up stay linear in their number.
+#[derive(Default)]
+struct Custom {
+    list: Vec<(&'static Rule, bool)>,
+    at: std::collections::HashMap<&'static str, usize>,
+}
+
+static CUSTOM: std::sync::LazyLock<std::sync::RwLock<Custom>> =
+    std::sync::LazyLock::new(Default::default);
 
 fn custom() -> Vec<&'static Rule> {
     CUSTOM
         .read()
         .unwrap_or_else(|e| e.into_inner())
+        .list
         .iter()
         .map(|(r, _)| *r)
         .collect()
@@ -372,30 +382,32 @@ pub fn register(
     if let Some(r) = RULES.iter().copied().find(|r| r.id == rule.id) {
         return Err(r);
     }
-    let mut list = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = list.iter().position(|(r, _)| r.id == rule.id) {
-        let (r, was_trusted) = list[i];
+    let mut custom = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(&i) = custom.at.get(rule.id) {
+        let (r, was_trusted) = custom.list[i];
         return match (same(r), was_trusted, trusted) {
             (true, ..) | (false, true, false) => Ok(r),
             (false, false, true) => {
                 let leaked: &'static Rule = Box::leak(Box::new(rule));
-                list[i] = (leaked, true);
+                custom.list[i] = (leaked, true);
+                custom.at.insert(leaked.id, i);
                 Ok(leaked)
             }
             _ => Err(r),
         };
     }
     let leaked: &'static Rule = Box::leak(Box::new(rule));
-    list.push((leaked, trusted));
+    let i = custom.list.len();
+    custom.list.push((leaked, trusted));
+    custom.at.insert(leaked.id, i);
     Ok(leaked)
 }
 
 pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES
-        .iter()
-        .copied()
-        .find(|r| r.id == id)
-        .or_else(|| custom().into_iter().find(|r| r.id == id))
+    RULES.iter().copied().find(|r| r.id == id).or_else(|| {
+        let custom = CUSTOM.read().unwrap_or_else(|e| e.into_inner());
+        custom.at.get(id).map(|&i| custom.list[i].0)
+    })
 }
 
 /// The rules a word names: a rule id, a category, or `all`. The config file, the suppressions
