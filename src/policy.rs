@@ -566,6 +566,7 @@ fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
         at,
         message,
         help: help.map(str::to_string),
+        trusted,
     };
     let rule = Rule {
         id: policy.id,

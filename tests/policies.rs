@@ -971,3 +971,90 @@ fn policies_past_the_ceiling_are_not_loaded_and_fail_the_run() {
     );
     assert_eq!(out.code, 0, "stderr: {}", out.stderr);
 }
+
+/// A pull request cannot starve a trusted policy. Thousands of no-op policies of its own used
+/// to shrink every policy's share of the run's budget, the trusted one's too, and costly
+/// objects before the one that breaks the trusted policy then left that one "not evaluated"
+/// (info): the run passed. A trusted policy's budget is its own, and an object it cannot be
+/// evaluated on (here one that costs more than an evaluation may) fails the run, naming the
+/// policy and why.
+#[test]
+fn a_pull_request_cannot_starve_a_trusted_policy() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+    write(top.path(), "trust/cfg.yaml", "policies: [guard.yaml]\n");
+    write(
+        top.path(),
+        "trust/guard.yaml",
+        "id: no-bad-key\nseverity: error\nmessage: a bad key\nmatch: {kind: ConfigMap}\n\
+         condition: 'has(object.data) && object.data.exists(k, k == \"bad\")'\n",
+    );
+    let trusted = ["--trusted-config", "../trust/cfg.yaml"];
+    let config_map = |name: &str, keys: usize, extra: &str| {
+        let mut s = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n");
+        for k in 0..keys {
+            s.push_str(&format!("  k{k}: v\n"));
+        }
+        s.push_str(extra);
+        s
+    };
+    // Costly objects first in path order, then the one that breaks the trusted policy.
+    for i in 0..20 {
+        write(
+            &repo,
+            &format!("a/filler-{i:02}.yaml"),
+            &config_map(&format!("f{i}"), 3000, ""),
+        );
+    }
+    write(&repo, "b/bad.yaml", &config_map("bad", 1, "  bad: yes\n"));
+    for i in 0..3000 {
+        write(
+            &repo,
+            &format!(".gitops-lint/policies/noop-{i:04}.yaml"),
+            &format!("id: noop-{i}\nmessage: m\nmatch: {{kind: Secret}}\ncondition: 'false'\n"),
+        );
+    }
+    let mut args = vec!["--format", "json"];
+    args.extend(trusted);
+    args.push(".");
+    let out = run_in(&repo, &args, LIMIT);
+    let report = json(&out);
+    let guard = of(&report, "no-bad-key");
+    assert_eq!(guard.len(), 1, "{guard:#?}");
+    assert_eq!(guard[0]["file"], "b/bad.yaml");
+    assert_eq!(guard[0]["message"], "a bad key");
+    assert_eq!(guard[0]["severity"], "error");
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+
+    // An object too costly for one evaluation: the trusted policy could not look at it, and
+    // the run fails with a finding that says which policy and why.
+    std::fs::remove_file(repo.join("b/bad.yaml")).unwrap();
+    write(&repo, "c/huge.yaml", &config_map("huge", 250_000, ""));
+    let out = run_in(&repo, &args, LIMIT);
+    let report = json(&out);
+    let guard = of(&report, "no-bad-key");
+    assert_eq!(guard.len(), 1, "{guard:#?}");
+    assert_eq!(guard[0]["file"], "c/huge.yaml");
+    assert_eq!(guard[0]["severity"], "error");
+    let message = guard[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("trusted policy `no-bad-key`") && message.contains("cost budget exceeded"),
+        "{message}"
+    );
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+    // The repository's own policy, under the same conditions, stays an `info`.
+    let mut args = vec!["--format", "json", "--fail-on", "never"];
+    args.push(".");
+    write(
+        &repo,
+        ".gitops-lint/policies/own.yaml",
+        "id: own-bad-key\nmessage: m\nmatch: {kind: ConfigMap}\ncondition: 'has(object.data) && object.data.exists(k, k == \"bad\")'\n",
+    );
+    let report = json(&run_in(&repo, &args, LIMIT));
+    let own = of(&report, "own-bad-key");
+    assert!(
+        !own.is_empty() && own.iter().all(|f| f["severity"] == "info"),
+        "{own:#?}"
+    );
+}
