@@ -33,11 +33,10 @@ fn closest<'c>(
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<(&'c str, bool)> {
     // Case, `-` and `_` are the usual slips; compare without them.
-    let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
-    let want = fold(word);
+    let want = folded_name(word);
     let mut best: Option<(usize, &str, bool)> = None;
     for c in candidates {
-        let d = edit_distance(&want, &fold(c));
+        let d = edit_distance(&want, &folded_name(c));
         let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
         match best {
             _ if d > limit => {}
@@ -47,6 +46,11 @@ fn closest<'c>(
         }
     }
     best.map(|(_, c, unique)| (c, unique))
+}
+
+/// A name without the slips [`did_you_mean`] forgives first: ASCII case, `-` and `_`.
+pub fn folded_name(s: &str) -> String {
+    s.to_ascii_lowercase().replace(['_', '-'], "")
 }
 
 /// The length `s` has once the first `limit` matches of `old` (every one when `None`) are

@@ -1058,3 +1058,49 @@ fn a_pull_request_cannot_starve_a_trusted_policy() {
         "{own:#?}"
     );
 }
+
+/// What suppression comments name is looked up, not searched for among the policies: ten
+/// thousand policies and thousands of `ignore[...]` comments naming unknown rules or `all`
+/// cost what the comments alone do.
+#[test]
+fn suppression_comments_cost_the_same_with_many_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    for f in 0..4 {
+        let docs: Vec<String> = (0..2500)
+            .map(|i| {
+                format!(
+                    "id: p-{}\nmessage: m\nmatch: {{kind: Secret}}\ncondition: 'false'\n",
+                    f * 2500 + i
+                )
+            })
+            .collect();
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/p{f}.yaml"),
+            &docs.join("---\n"),
+        );
+    }
+    let mut comments: Vec<String> = (0..2000)
+        .map(|i| format!("# gitops-lint: ignore[zq{i}] r"))
+        .collect();
+    comments.extend((0..2000).map(|_| "# gitops-lint: ignore[all] r".to_string()));
+    write(
+        dir.path(),
+        "cm.yaml",
+        &format!(
+            "{}\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n",
+            comments.join("\n")
+        ),
+    );
+    let started = std::time::Instant::now();
+    let report = lint(dir.path(), &[]);
+    let took = started.elapsed();
+    assert!(
+        of(&report, "unused-suppression").len() + of(&report, "invalid-suppression").len() > 0
+            || report["findings"].as_array().unwrap().len() >= 2000,
+        "{}",
+        report["findings"].as_array().unwrap().len()
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}

@@ -349,6 +349,9 @@ registry! {
 struct Custom {
     list: Vec<(&'static Rule, bool)>,
     at: std::collections::HashMap<&'static str, usize>,
+    /// The first id of each spelling [`crate::text::folded_name`] gives: what a mistyped
+    /// word is told it may mean.
+    folded: std::collections::HashMap<String, &'static str>,
 }
 
 static CUSTOM: std::sync::LazyLock<std::sync::RwLock<Custom>> =
@@ -400,6 +403,10 @@ pub fn register(
     let i = custom.list.len();
     custom.list.push((leaked, trusted));
     custom.at.insert(leaked.id, i);
+    custom
+        .folded
+        .entry(crate::text::folded_name(leaked.id))
+        .or_insert(leaked.id);
     Ok(leaked)
 }
 
@@ -414,7 +421,45 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 /// in the manifests and the command line all read rule names through this one function, so
 /// that a name means the same everywhere.
 pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
-    select_in(word, &all())
+    select_shared(word).map(|ids| ids.to_vec())
+}
+
+/// [`select`], sorted, and shared between the words that name the same rules: a
+/// repository can write `ignore[all]` in a hundred thousand comments, and its config can
+/// load thousands of policies. An id is looked up, not searched for; what `all` and each
+/// category stand for is listed once per set of rules; an unknown word is compared with the
+/// built-in rules and categories, and with policies only as spelt the same but for case, `-`
+/// and `_`, so that it costs the same however many policies there are.
+pub fn select_shared(word: &str) -> Result<std::sync::Arc<[&'static str]>, Unknown> {
+    use std::sync::{Arc, Mutex};
+    type Lists = std::collections::HashMap<(String, usize), Arc<[&'static str]>>;
+    static LISTS: std::sync::LazyLock<Mutex<Lists>> = std::sync::LazyLock::new(Default::default);
+    if let Some(rule) = find(word) {
+        return Ok(Arc::from([rule.id]));
+    }
+    if word == "all" || Category::ALL.iter().any(|c| c.as_str() == word) {
+        // Policies are only ever added: their number tells one set of rules from another.
+        let count = CUSTOM.read().unwrap_or_else(|e| e.into_inner()).list.len();
+        let mut lists = LISTS.lock().unwrap_or_else(|e| e.into_inner());
+        let ids = lists.entry((word.to_string(), count)).or_insert_with(|| {
+            let mut ids = select_in(word, &all()).unwrap_or_default();
+            ids.sort_unstable();
+            Arc::from(ids)
+        });
+        return Ok(Arc::clone(ids));
+    }
+    let names = RULES
+        .iter()
+        .map(|r| r.id)
+        .chain(Category::ALL.iter().map(|c| c.as_str()));
+    let nearest = crate::text::did_you_mean(word, names).or_else(|| {
+        let custom = CUSTOM.read().unwrap_or_else(|e| e.into_inner());
+        custom.folded.get(&crate::text::folded_name(word)).copied()
+    });
+    Err(Unknown {
+        word: word.to_string(),
+        nearest,
+    })
 }
 
 /// [`select`] among `rules` only (a run's: the built-in ones and its config's policies).
