@@ -14,10 +14,8 @@ use regex_automata::nfa::thompson;
 const NEST_LIMIT: u32 = 250;
 
 /// Compiles a Go pattern, with at most `size_limit` bytes of compiled program and of lazy
-/// DFA cache; errors read as Go's `regexp.Compile` ones. Also gives the number of states of
-/// the pattern's automaton: what matching costs per byte of text when the engine cannot
-/// use its DFA (see [`work`]).
-pub fn compile(pattern: &str, size_limit: usize) -> Result<(Regex, usize), String> {
+/// DFA cache; errors read as Go's `regexp.Compile` ones.
+pub fn compile(pattern: &str, size_limit: usize) -> Result<Regex, String> {
     if let Err(e) = regex_syntax::ast::parse::ParserBuilder::new()
         .nest_limit(NEST_LIMIT)
         .build()
@@ -26,22 +24,26 @@ pub fn compile(pattern: &str, size_limit: usize) -> Result<(Regex, usize), Strin
         // Spans index the rewritten text, which differs only inside classes: fine for messages.
         return Err(syntax_error(pattern, &e));
     }
-    let rewritten = rewrite(pattern);
-    let too_large = || syntax_error_text("expression too large", pattern);
-    let re = RegexBuilder::new(&rewritten)
+    RegexBuilder::new(&rewrite(pattern))
         .size_limit(size_limit)
         .dfa_size_limit(size_limit)
         .nest_limit(NEST_LIMIT)
         .build()
         .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => too_large(),
+            regex::Error::CompiledTooBig(_) => syntax_error_text("expression too large", pattern),
             _ => syntax_error_text("invalid or unsupported Perl syntax", pattern),
-        })?;
+        })
+}
+
+/// [`compile`], with the number of states of the pattern's automaton: what matching costs per
+/// byte of text when the engine cannot use its DFA (see [`work`]).
+pub fn compile_sized(pattern: &str, size_limit: usize) -> Result<(Regex, usize), String> {
+    let re = compile(pattern, size_limit)?;
     let states = thompson::Compiler::new()
         .syntax(regex_automata::util::syntax::Config::new().nest_limit(NEST_LIMIT))
         .configure(thompson::Config::new().nfa_size_limit(Some(size_limit)))
-        .build(&rewritten)
-        .map_err(|_| too_large())?
+        .build(&rewrite(pattern))
+        .map_err(|_| syntax_error_text("expression too large", pattern))?
         .states()
         .len();
     Ok((re, states))

@@ -697,7 +697,7 @@ impl<'b, 'a> Eval<'b, 'a> {
             return Ok((re.clone(), *states));
         }
         self.spend(REGEX_COMPILE_COST + len_cost(pattern.len()) * 4)?;
-        let (re, states) = crate::goregex::compile(pattern, REGEX_SIZE)
+        let (re, states) = crate::goregex::compile_sized(pattern, REGEX_SIZE)
             .map_err(|e| EvalError::Error(format!("invalid regular expression: {e}")))?;
         // Compiling takes time in proportion to the automaton built.
         self.spend(states as u64 * REGEX_STATE_COST)?;

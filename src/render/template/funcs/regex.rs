@@ -114,7 +114,7 @@ pub(crate) fn go_regex(pattern: &str) -> Result<Regex, String> {
             pattern,
         ));
     }
-    crate::goregex::compile(pattern, SIZE_LIMIT).map(|(re, _)| re)
+    crate::goregex::compile(pattern, SIZE_LIMIT)
 }
 
 /// Go's `regexp.QuoteMeta`.
