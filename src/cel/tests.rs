@@ -525,6 +525,30 @@ fn growing_output_is_paid_for_before_it_is_built() {
     ok("size('héllo'.split(''))", "5");
     ok("[[1, 2], [3]].map(x, [x, x]).size()", "2");
     ok(&format!("size(b'x' + bytes({}))", replaced(5)), "1771561");
+    // A query of many distinct keys is read in linear time, and paid for.
+    let keys: Vec<String> = (0..100_000).map(|i| format!("k{i}")).collect();
+    let parsed = parse(
+        0,
+        &format!("u: https://h/p?{}\n", keys.join("&")),
+        ParseLimits::default(),
+    );
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    let p = Program::compile("size(url(object.u).getQuery())").unwrap();
+    let started = std::time::Instant::now();
+    let got = p
+        .eval(&b, &mut Budget::new(DEFAULT_BUDGET))
+        .map(|v| v.to_text());
+    assert_eq!(got, Ok("100000".to_string()));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    ok(
+        "url('https://h/p?a=1&b=2&a=3').getQuery()",
+        r#"{"a": ["1", "3"], "b": ["2"]}"#,
+    );
     // An error that quotes a large value quotes the start of it.
     match run(&format!("int({})", replaced(4))) {
         Err(EvalError::Error(m)) => assert!(m.len() < 1024 && m.starts_with("cannot convert")),
