@@ -564,6 +564,8 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             sets(ev, func, a, b)
         }
         ("url" | "isURL", false, [Value::String(s)]) => {
+            // Read twice (as Go's ParseRequestURI, then without its fragment), unescaped each.
+            ev.spend(len_cost(s.len()) * 4)?;
             let parsed = Url::parse(s);
             if func == "isURL" {
                 return Ok(Value::Bool(parsed.is_ok()));
@@ -597,7 +599,13 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             ev.spend(len_cost(u.raw_query.len()) + pairs as u64)?;
             Ok(u.query())
         }
-        (_, true, [Value::Ext(e), rest @ ..]) => ext_method(func, e, rest),
+        (_, true, [Value::Ext(e), rest @ ..]) => {
+            if let Ext::Url(u) = e {
+                // A part is copied out, the path decoded and escaped again byte by byte.
+                ev.spend(len_cost(u.raw.len()) * 4)?;
+            }
+            ext_method(func, e, rest)
+        }
         (
             "size" | "contains" | "startsWith" | "endsWith" | "matches" | "int" | "uint" | "double"
             | "string" | "bool" | "bytes" | "type" | "dyn" | "duration" | "timestamp" | "charAt"
