@@ -87,8 +87,14 @@ pub struct Config {
     /// What the trusted config overrode, for `gitops-lint config`.
     pub clamped: Vec<Clamp>,
     /// The repository's own policies: those `policies` names, then those of the
-    /// `.gitops-lint/policies/` folder beside the config, registered as rules.
+    /// `.gitops-lint/policies/` folder beside the config, registered as rules. Added with
+    /// [`Config::add_policy`], which keeps `policy_ids` in step.
     pub policies: Vec<&'static rules::Rule>,
+    /// The ids of `policies`: a rule is looked up by id for every finding.
+    pub(crate) policy_ids: std::collections::HashSet<&'static str>,
+    /// The first policy file left unread, or read in part, past
+    /// [`crate::policy::MAX_POLICIES`].
+    pub policies_cut: Option<PathBuf>,
 }
 
 /// The folder of a repository's policies, beside its config file (or at its root).
@@ -216,10 +222,18 @@ impl Config {
             .collect()
     }
 
+    /// Adds a policy the config loaded, once (one rule per id is registered, so the id
+    /// tells two rules apart).
+    pub fn add_policy(&mut self, rule: &'static rules::Rule) {
+        if self.policy_ids.insert(rule.id) {
+            self.policies.push(rule);
+        }
+    }
+
     /// Whether the rule is a built-in one or a policy this config (or its trusted config)
     /// loaded: policies another config of the process loaded are not this run's.
     pub fn holds(&self, rule: &str) -> bool {
-        let own = |c: &Config| c.policies.iter().any(|p| p.id == rule);
+        let own = |c: &Config| c.policy_ids.contains(rule);
         rules::RULES.iter().any(|r| r.id == rule)
             || own(self)
             || self.trusted.as_deref().is_some_and(own)
@@ -474,9 +488,7 @@ pub fn pin(repo: Config, trusted: Config) -> Config {
     }
 
     for p in &trusted.policies {
-        if !c.policies.contains(p) {
-            c.policies.push(p);
-        }
+        c.add_policy(p);
     }
     c.clamped = clamped;
     c.from_trusted = from_trusted;
@@ -634,10 +646,14 @@ pub fn load_for(start: &Path) -> Result<Config, Box<ConfigError>> {
         }
         None => {
             let root = crate::repo::find_root(start, crate::repo::Markers::ConfigOrGit);
-            Ok(Config {
-                policies: crate::policy::load_folder(&root, Source::Disk { trusted: false })?,
-                ..Config::default()
-            })
+            let src = Source::Disk { trusted: false };
+            let mut ceiling = crate::policy::Ceiling::new(src);
+            let mut c = Config::default();
+            for rule in crate::policy::load_folder(&root, src, &mut ceiling)? {
+                c.add_policy(rule);
+            }
+            c.policies_cut = ceiling.cut;
+            Ok(c)
         }
     }
 }
@@ -887,18 +903,20 @@ fn parse(
     let docs = r.documents();
     let root = docs.first().map(|d| &d.root).filter(|n| !n.is_null());
     // Policies first: the rest of the config may name them.
+    let mut ceiling = crate::policy::Ceiling::new(src);
     if let Some(list) = root.filter(|n| n.is_map()).and_then(|n| n.get("policies")) {
         if let Some(patterns) = r.keep(r.list(list, "policies")) {
-            config.policies = crate::policy::load_patterns(&r, &dir, &patterns, src);
-        }
-    }
-    if let Some(found) = r.keep(crate::policy::load_folder(&dir, src)) {
-        for rule in found {
-            if !config.policies.contains(&rule) {
-                config.policies.push(rule);
+            for rule in crate::policy::load_patterns(&r, &dir, &patterns, src, &mut ceiling) {
+                config.add_policy(rule);
             }
         }
     }
+    if let Some(found) = r.keep(crate::policy::load_folder(&dir, src, &mut ceiling)) {
+        for rule in found {
+            config.add_policy(rule);
+        }
+    }
+    config.policies_cut = ceiling.cut;
     if let Some(root) = root {
         read(&r, root, &mut config);
     }

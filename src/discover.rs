@@ -62,6 +62,11 @@ pub enum SkipReason {
     RunNodes {
         nodes: usize,
     },
+    /// A policy file whose policies, and those of the files after it, were not loaded: the
+    /// config reached its ceiling on policies.
+    PolicyLimit {
+        policies: usize,
+    },
     /// Not needed to understand the changed files of a `--context` run.
     OutOfScope,
     /// Below a hidden folder or hidden itself, not YAML, and no Argo CD object: a tool's
@@ -100,6 +105,11 @@ impl std::fmt::Display for SkipReason {
                 f,
                 "past the run's budget of {nodes} YAML nodes parsed in all"
             ),
+            SkipReason::PolicyLimit { policies } => write!(
+                f,
+                "past the ceiling of {policies} policies a repository may load: the policies from \
+                 here on, in path order, were not loaded"
+            ),
             SkipReason::OutOfScope => write!(f, "not needed for the changed files"),
             SkipReason::Hidden => write!(
                 f,
@@ -131,7 +141,9 @@ impl SkipReason {
             SkipReason::Template => "template",
             SkipReason::Unreadable(_) => "unreadable",
             SkipReason::NotAFile => "not-a-file",
-            SkipReason::RunLimit { .. } | SkipReason::RunNodes { .. } => "run-limit",
+            SkipReason::RunLimit { .. }
+            | SkipReason::RunNodes { .. }
+            | SkipReason::PolicyLimit { .. } => "run-limit",
             SkipReason::OutOfScope => "out-of-scope",
             SkipReason::Hidden => "hidden",
         }

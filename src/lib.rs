@@ -19,6 +19,7 @@ pub mod escape;
 pub(crate) mod finding;
 pub mod fix;
 pub(crate) mod glob;
+pub(crate) mod goregex;
 pub(crate) mod kinds;
 pub mod model;
 pub(crate) mod outcome;

@@ -37,9 +37,9 @@ impl Summary {
     }
 
     /// Files left unread past a ceiling: over the size limit, or past the run's ceilings
-    /// (files, bytes, nodes). A pull request could grow a file past the size limit, or push it
-    /// past a run ceiling with what comes before it in path order, to keep it from being
-    /// checked.
+    /// (files, bytes, nodes, policies). A pull request could grow a file past the size limit,
+    /// or push it past a run ceiling with what comes before it in path order, to keep it from
+    /// being checked.
     pub fn cut_short(&self) -> usize {
         self.skipped
             .iter()
@@ -49,6 +49,7 @@ impl Summary {
                     SkipReason::RunLimit { .. }
                         | SkipReason::RunNodes { .. }
                         | SkipReason::TooLarge { .. }
+                        | SkipReason::PolicyLimit { .. }
                 )
             })
             .count()

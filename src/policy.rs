@@ -47,6 +47,43 @@ const MAX_WALK: usize = 100_000;
 /// Largest policy file read.
 const MAX_FILE: u64 = 1 << 20;
 
+/// Most policies a repository's config may load. Each is a rule the run checks every object
+/// against, so their number multiplies the run's work; real repositories hold tens or
+/// hundreds, and policy libraries a few hundred. Ten thousand load in well under a second.
+/// A trusted config's policies are not counted: the job chose them.
+pub const MAX_POLICIES: usize = 10_000;
+
+/// How many more policies a config may load, and the first file that was left unread, or
+/// read only in part, because of [`MAX_POLICIES`].
+pub struct Ceiling {
+    left: usize,
+    pub cut: Option<PathBuf>,
+}
+
+impl Ceiling {
+    pub fn new(src: Source<'_>) -> Ceiling {
+        Ceiling {
+            left: if src.trusted() {
+                usize::MAX
+            } else {
+                MAX_POLICIES
+            },
+            cut: None,
+        }
+    }
+
+    /// Whether one more policy may be loaded; the first time not, `file` is where loading
+    /// stopped.
+    fn take(&mut self, file: &Path) -> bool {
+        if self.left == 0 {
+            self.cut.get_or_insert_with(|| file.to_path_buf());
+            return false;
+        }
+        self.left -= 1;
+        true
+    }
+}
+
 /// The policies of the files `patterns` name, relative to `dir` (a file, a folder of
 /// `.yaml`/`.yml` files, or a glob), in path order. `node` is where the config names them.
 pub(crate) fn load_patterns(
@@ -54,6 +91,7 @@ pub(crate) fn load_patterns(
     dir: &Path,
     patterns: &[(&str, Span)],
     src: Source<'_>,
+    ceiling: &mut Ceiling,
 ) -> Vec<&'static Rule> {
     let dir = written_dir(dir);
     let mut out = Vec::new();
@@ -85,7 +123,7 @@ pub(crate) fn load_patterns(
                     if !read.insert(identity(&f)) {
                         continue;
                     }
-                    if let Some(rules) = r.keep(load_file(&f, src)) {
+                    if let Some(rules) = r.keep(load_file(&f, src, ceiling)) {
                         out.extend(rules);
                     }
                 }
@@ -192,7 +230,11 @@ pub(crate) fn inside(file: &Path, bound: Option<&Path>) -> bool {
 
 /// The policy files of the policy folder beside a config in `dir` (`.gitops-lint/policies/`),
 /// in path order. A folder that leads out of the repository (a link) is a mistake.
-pub fn load_folder(dir: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+pub fn load_folder(
+    dir: &Path,
+    src: Source<'_>,
+    ceiling: &mut Ceiling,
+) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
     let dir = written_dir(dir);
     let folder = dir.join(crate::config::POLICY_FOLDER);
     let files = match src {
@@ -218,7 +260,7 @@ pub fn load_folder(dir: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Bo
     let mut out = Vec::new();
     let mut errors: Vec<ConfigError> = Vec::new();
     for f in files {
-        match load_file(&f, src) {
+        match load_file(&f, src, ceiling) {
             Ok(rules) => out.extend(rules),
             Err(e) => {
                 let mut e = *e;
@@ -371,11 +413,20 @@ fn walk(dir: &Path, depth: usize, left: &mut usize, found: &mut dyn FnMut(&Path)
 }
 
 /// The policies of one file, each document one policy, registered as rules.
-pub fn load_file(path: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
+/// Past the `ceiling`, nothing more is read: the file where it stopped is recorded.
+pub fn load_file(
+    path: &Path,
+    src: Source<'_>,
+    ceiling: &mut Ceiling,
+) -> Result<Vec<&'static Rule>, Box<ConfigError>> {
     let shown = match src {
         Source::Disk { .. } => path.to_path_buf(),
         Source::Revision(snapshot) => snapshot.name(path),
     };
+    if ceiling.left == 0 {
+        ceiling.take(&shown);
+        return Ok(Vec::new());
+    }
     let failed = |message: String| {
         Box::new(ConfigError {
             path: shown.clone(),
@@ -404,12 +455,16 @@ pub fn load_file(path: &Path, src: Source<'_>) -> Result<Vec<&'static Rule>, Box
     };
     let r = Reader::new(&shown, &text);
     let mut out: Vec<&'static Rule> = Vec::new();
+    let mut ids = std::collections::HashSet::new();
     for doc in r.documents() {
         if doc.root.is_null() {
             continue;
         }
+        if !ceiling.take(&shown) {
+            break;
+        }
         if let Some(rule) = read(&r, &doc.root, src.trusted()) {
-            if out.iter().any(|o| o.id == rule.id) {
+            if !ids.insert(rule.id) {
                 let at = doc.root.get("id").map_or(doc.root.span, |n| n.span);
                 r.keep::<()>(Err(r.error(
                     at,
@@ -523,6 +578,7 @@ fn read(r: &Reader<'_>, root: &Node, trusted: bool) -> Option<&'static Rule> {
         at,
         message,
         help: help.map(str::to_string),
+        trusted,
     };
     let rule = Rule {
         id: policy.id,

@@ -23,11 +23,12 @@ enum Scope {
     Range(Span),
 }
 
-/// A rule, category or `all` as written, with the rule ids it stands for.
+/// A rule, category or `all` as written, with the rule ids it stands for (sorted, and
+/// shared by every word that names the same rules).
 #[derive(Debug)]
 struct Word {
     text: String,
-    ids: Vec<&'static str>,
+    ids: std::sync::Arc<[&'static str]>,
 }
 
 #[derive(Debug)]
@@ -43,7 +44,9 @@ struct Suppression {
 
 impl Suppression {
     fn covers(&self, rule: &str) -> bool {
-        self.words.iter().any(|w| w.ids.contains(&rule))
+        self.words
+            .iter()
+            .any(|w| w.ids.binary_search(&rule).is_ok())
     }
 }
 
@@ -56,9 +59,9 @@ struct Parsed {
 }
 
 /// Rule ids named by a word: a rule, a category, or `all`.
-fn expand(word: &str) -> Result<Vec<&'static str>, rules::Unknown> {
+fn expand(word: &str) -> Result<std::sync::Arc<[&'static str]>, rules::Unknown> {
     // `*` is an early spelling of `all` that manifests may still carry.
-    rules::select(if word == "*" { "all" } else { word })
+    rules::select_shared(if word == "*" { "all" } else { word })
 }
 
 fn parse_list(list: &str) -> (Vec<Word>, Vec<String>) {
@@ -422,6 +425,14 @@ pub fn apply(
             kept.push(f);
         }
     }
+    // Whether any rule a word names runs, once per list of rules: `all` names every rule,
+    // and may be written in every comment.
+    let mut runs: HashMap<usize, bool> = HashMap::default();
+    let mut any_enabled = |ids: &std::sync::Arc<[&'static str]>| {
+        *runs
+            .entry(std::sync::Arc::as_ptr(ids) as *const () as usize)
+            .or_insert_with(|| ids.iter().any(|id| enabled(id)))
+    };
     for s in &list {
         if !s.reason {
             own.push(finding(
@@ -435,8 +446,8 @@ pub fn apply(
         let stale: Vec<&str> = s
             .words
             .iter()
-            .filter(|w| !w.ids.iter().any(|id| s.used.contains(id)))
-            .filter(|w| w.ids.iter().any(|id| enabled(id)))
+            .filter(|w| !s.used.iter().any(|id| w.ids.binary_search(id).is_ok()))
+            .filter(|w| any_enabled(&w.ids))
             .map(|w| w.text.as_str())
             .collect();
         if !stale.is_empty() {
@@ -468,7 +479,7 @@ mod tests {
         let p = parse_directive(" gitops-lint: ignore[default-project, secrets] break-glass app")
             .unwrap();
         assert!(!p.file_wide && p.reason);
-        let ids: Vec<&str> = p.words.iter().flat_map(|w| w.ids.clone()).collect();
+        let ids: Vec<&str> = p.words.iter().flat_map(|w| w.ids.to_vec()).collect();
         assert!(ids.contains(&"default-project") && ids.contains(&"secret-in-git"));
         let p = parse_directive("gitops-lint: ignore-file[all]").unwrap();
         assert!(p.file_wide && !p.reason);

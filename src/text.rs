@@ -33,11 +33,10 @@ fn closest<'c>(
     candidates: impl IntoIterator<Item = &'c str>,
 ) -> Option<(&'c str, bool)> {
     // Case, `-` and `_` are the usual slips; compare without them.
-    let fold = |s: &str| s.to_ascii_lowercase().replace(['_', '-'], "");
-    let want = fold(word);
+    let want = folded_name(word);
     let mut best: Option<(usize, &str, bool)> = None;
     for c in candidates {
-        let d = edit_distance(&want, &fold(c));
+        let d = edit_distance(&want, &folded_name(c));
         let limit = (c.len().max(word.len()) / 4).clamp(1, 3);
         match best {
             _ if d > limit => {}
@@ -47,4 +46,51 @@ fn closest<'c>(
         }
     }
     best.map(|(_, c, unique)| (c, unique))
+}
+
+/// A name without the slips [`did_you_mean`] forgives first: ASCII case, `-` and `_`.
+pub fn folded_name(s: &str) -> String {
+    s.to_ascii_lowercase().replace(['_', '-'], "")
+}
+
+/// The length `s` has once the first `limit` matches of `old` (every one when `None`) are
+/// replaced by `new`, as Go's `strings.Replace` and `str::replacen` make it (an empty `old`
+/// matches before each character and at the end), counted without building it: a replacement
+/// can be far larger than its inputs, so its size is checked or paid for first.
+pub fn replaced_len(s: &str, old: &str, new: &str, limit: Option<usize>) -> usize {
+    let found = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old).count()
+    };
+    let count = limit.map_or(found, |n| found.min(n));
+    (s.len() - count * old.len()).saturating_add(count.saturating_mul(new.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replaced_len;
+
+    #[test]
+    fn replaced_len_is_the_length_of_the_replacement() {
+        for (s, old, new, limit) in [
+            ("abcabc", "b", "xyz", None),
+            ("abcabc", "b", "", Some(1)),
+            ("héllo", "", "--", None),
+            ("héllo", "", "--", Some(2)),
+            ("aaaa", "aa", "b", None),
+            ("", "", "x", None),
+            ("abc", "z", "x", Some(0)),
+        ] {
+            let built = match limit {
+                Some(n) => s.replacen(old, new, n),
+                None => s.replace(old, new),
+            };
+            assert_eq!(
+                replaced_len(s, old, new, limit),
+                built.len(),
+                "{s:?} {old:?} {new:?}"
+            );
+        }
+    }
 }

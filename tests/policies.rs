@@ -904,3 +904,203 @@ fn policy_globs_find_every_policy_once_and_refuse_links() {
         assert!(out.stderr.contains("is a link"), "{}", out.stderr);
     }
 }
+
+/// Policies load in linear time, and a repository's config loads at most 10,000 of them: 60,000
+/// policy files, and files of thousands of policies each, load in seconds, the ones past the
+/// ceiling are named, and the run fails since they were not checked.
+#[test]
+fn policies_past_the_ceiling_are_not_loaded_and_fail_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    write(
+        dir.path(),
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
+    );
+    let policy = |i: usize| format!("id: p-{i}\nmessage: m\ncondition: 'false'\n");
+    // Two files of 4,000 policies, then 60,000 files of one.
+    for f in 0..2 {
+        let docs: Vec<String> = (0..4000).map(|i| policy(f * 4000 + i)).collect();
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/a{f}.yaml"),
+            &docs.join("---\n"),
+        );
+    }
+    for i in 0..60_000 {
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/b{i:05}.yaml"),
+            &policy(8000 + i),
+        );
+    }
+    let started = std::time::Instant::now();
+    let out = run_in(dir.path(), &["--format", "json", "."], LIMIT);
+    let took = started.elapsed();
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+    let report = json(&out);
+    let skipped: Vec<&serde_json::Value> = report["summary"]["files_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert_eq!(skipped[0]["reason"], "run-limit");
+    // 8,000 policies in the two big files, then 2,000 files of one: the 2,001st is the first
+    // left unread.
+    assert!(
+        skipped[0]["path"]
+            .as_str()
+            .unwrap()
+            .ends_with(".gitops-lint/policies/b02000.yaml"),
+        "{skipped:?}"
+    );
+    assert!(
+        skipped[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("10000 policies"),
+        "{skipped:?}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // With `--fail-on never` the run passes, the ceiling still said.
+    let out = run_in(
+        dir.path(),
+        &["--format", "json", "--fail-on", "never", "."],
+        LIMIT,
+    );
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+}
+
+/// A pull request cannot starve a trusted policy. Thousands of no-op policies of its own used
+/// to shrink every policy's share of the run's budget, the trusted one's too, and costly
+/// objects before the one that breaks the trusted policy then left that one "not evaluated"
+/// (info): the run passed. A trusted policy's budget is its own, and an object it cannot be
+/// evaluated on (here one that costs more than an evaluation may) fails the run, naming the
+/// policy and why.
+#[test]
+fn a_pull_request_cannot_starve_a_trusted_policy() {
+    let top = tempfile::tempdir().unwrap();
+    let repo = top.path().join("repo");
+    write(&repo, ".git/HEAD", "ref: refs/heads/main\n");
+    write(top.path(), "trust/cfg.yaml", "policies: [guard.yaml]\n");
+    write(
+        top.path(),
+        "trust/guard.yaml",
+        "id: no-bad-key\nseverity: error\nmessage: a bad key\nmatch: {kind: ConfigMap}\n\
+         condition: 'has(object.data) && object.data.exists(k, k == \"bad\")'\n",
+    );
+    let trusted = ["--trusted-config", "../trust/cfg.yaml"];
+    let config_map = |name: &str, keys: usize, extra: &str| {
+        let mut s = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\ndata:\n");
+        for k in 0..keys {
+            s.push_str(&format!("  k{k}: v\n"));
+        }
+        s.push_str(extra);
+        s
+    };
+    // Costly objects first in path order, then the one that breaks the trusted policy.
+    for i in 0..20 {
+        write(
+            &repo,
+            &format!("a/filler-{i:02}.yaml"),
+            &config_map(&format!("f{i}"), 3000, ""),
+        );
+    }
+    write(&repo, "b/bad.yaml", &config_map("bad", 1, "  bad: yes\n"));
+    for i in 0..3000 {
+        write(
+            &repo,
+            &format!(".gitops-lint/policies/noop-{i:04}.yaml"),
+            &format!("id: noop-{i}\nmessage: m\nmatch: {{kind: Secret}}\ncondition: 'false'\n"),
+        );
+    }
+    let mut args = vec!["--format", "json"];
+    args.extend(trusted);
+    args.push(".");
+    let out = run_in(&repo, &args, LIMIT);
+    let report = json(&out);
+    let guard = of(&report, "no-bad-key");
+    assert_eq!(guard.len(), 1, "{guard:#?}");
+    assert_eq!(guard[0]["file"], "b/bad.yaml");
+    assert_eq!(guard[0]["message"], "a bad key");
+    assert_eq!(guard[0]["severity"], "error");
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+
+    // An object too costly for one evaluation: the trusted policy could not look at it, and
+    // the run fails with a finding that says which policy and why.
+    std::fs::remove_file(repo.join("b/bad.yaml")).unwrap();
+    write(&repo, "c/huge.yaml", &config_map("huge", 250_000, ""));
+    let out = run_in(&repo, &args, LIMIT);
+    let report = json(&out);
+    let guard = of(&report, "no-bad-key");
+    assert_eq!(guard.len(), 1, "{guard:#?}");
+    assert_eq!(guard[0]["file"], "c/huge.yaml");
+    assert_eq!(guard[0]["severity"], "error");
+    let message = guard[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("trusted policy `no-bad-key`") && message.contains("cost budget exceeded"),
+        "{message}"
+    );
+    assert_eq!(out.code, 1, "stderr: {}", out.stderr);
+    // The repository's own policy, under the same conditions, stays an `info`.
+    let mut args = vec!["--format", "json", "--fail-on", "never"];
+    args.push(".");
+    write(
+        &repo,
+        ".gitops-lint/policies/own.yaml",
+        "id: own-bad-key\nmessage: m\nmatch: {kind: ConfigMap}\ncondition: 'has(object.data) && object.data.exists(k, k == \"bad\")'\n",
+    );
+    let report = json(&run_in(&repo, &args, LIMIT));
+    let own = of(&report, "own-bad-key");
+    assert!(
+        !own.is_empty() && own.iter().all(|f| f["severity"] == "info"),
+        "{own:#?}"
+    );
+}
+
+/// What suppression comments name is looked up, not searched for among the policies: ten
+/// thousand policies and thousands of `ignore[...]` comments naming unknown rules or `all`
+/// cost what the comments alone do.
+#[test]
+fn suppression_comments_cost_the_same_with_many_policies() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), ".git/HEAD", "ref: refs/heads/main\n");
+    for f in 0..4 {
+        let docs: Vec<String> = (0..2500)
+            .map(|i| {
+                format!(
+                    "id: p-{}\nmessage: m\nmatch: {{kind: Secret}}\ncondition: 'false'\n",
+                    f * 2500 + i
+                )
+            })
+            .collect();
+        write(
+            dir.path(),
+            &format!(".gitops-lint/policies/p{f}.yaml"),
+            &docs.join("---\n"),
+        );
+    }
+    let mut comments: Vec<String> = (0..2000)
+        .map(|i| format!("# gitops-lint: ignore[zq{i}] r"))
+        .collect();
+    comments.extend((0..2000).map(|_| "# gitops-lint: ignore[all] r".to_string()));
+    write(
+        dir.path(),
+        "cm.yaml",
+        &format!(
+            "{}\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n",
+            comments.join("\n")
+        ),
+    );
+    let started = std::time::Instant::now();
+    let report = lint(dir.path(), &[]);
+    let took = started.elapsed();
+    assert!(
+        of(&report, "unused-suppression").len() + of(&report, "invalid-suppression").len() > 0
+            || report["findings"].as_array().unwrap().len() >= 2000,
+        "{}",
+        report["findings"].as_array().unwrap().len()
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 /// Stages in pipeline order, with their modules. Keep the README's Architecture section in step.
 const STAGES: &[(&str, &[&str])] = &[
-    // Knows nothing of the linter: paths, words, Argo CD's pattern dialects, secret masking,
-    // well-known kinds.
+    // Knows nothing of the linter: paths, words, Argo CD's pattern dialects, Go's regular
+    // expressions, secret masking, escaping for each output, well-known kinds.
     (
         "util",
-        &["paths", "glob", "text", "redact", "kinds", "escape"],
+        &["paths", "glob", "goregex", "text", "redact", "kinds", "escape"],
     ),
     // Which files to read, the repositories they belong to, what changed since a revision.
     ("discover", &["discover", "repo", "changed"]),

@@ -20,6 +20,10 @@ const REGEX_SIZE: usize = 1 << 18;
 /// [`REGEX_SIZE`] takes far longer than any other step, and a loop must not repeat it cheaply.
 const REGEX_COMPILE_COST: u64 = 5_000;
 
+/// What each state of a compiled automaton costs on top: a pattern at [`REGEX_SIZE`] has
+/// about 1,300 and takes about a millisecond to compile.
+const REGEX_STATE_COST: u64 = 4;
+
 pub(super) fn err<T>(m: impl Into<String>) -> Result<T, EvalError> {
     Err(EvalError::Error(m.into()))
 }
@@ -42,11 +46,46 @@ pub(super) fn len_cost(len: usize) -> u64 {
     (len / BYTES_PER_UNIT) as u64 + 1
 }
 
+/// Longest string or bytes value an evaluation may make. A whole evaluation's budget pays for
+/// about this much; the cap holds whatever budget a caller gives.
+pub(super) const MAX_VALUE_BYTES: usize = 16 << 20;
+
+/// The cost of a copy of `v`, walked no further than `limit`: every element and entry of a
+/// list or map built by the expression is copied with it (a node of the input is shared, not
+/// copied). Past `limit` the walk stops, so pricing a copy never costs more than it would.
+pub(super) fn weight(v: &Value<'_>, limit: u64) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(match v {
+            Value::String(s) => len_cost(s.len()),
+            Value::Bytes(b) => len_cost(b.len()),
+            Value::List(l) => {
+                stack.extend(l);
+                l.len() as u64
+            }
+            Value::Map(m) => {
+                stack.extend(m.iter().flat_map(|(k, v)| [k, v]));
+                m.len() as u64
+            }
+            Value::Optional(Some(inner)) => {
+                stack.push(inner);
+                1
+            }
+            _ => 0,
+        });
+        if total > limit {
+            break;
+        }
+    }
+    total
+}
+
 pub struct Eval<'b, 'a> {
     globals: &'b Bindings<'a>,
     locals: Vec<(String, Value<'a>)>,
     pub(super) budget: &'b mut Budget,
-    regexes: Vec<(String, regex::Regex)>,
+    regexes: Vec<(String, regex::Regex, usize)>,
 }
 
 impl<'b, 'a> Eval<'b, 'a> {
@@ -67,15 +106,21 @@ impl<'b, 'a> Eval<'b, 'a> {
         self.budget.spend(units)
     }
 
-    /// The cost of copying a value read from a variable.
-    fn copy_cost(v: &Value<'_>) -> u64 {
-        match v {
-            Value::String(s) => len_cost(s.len()),
-            Value::Bytes(b) => len_cost(b.len()),
-            Value::List(l) => l.len() as u64,
-            Value::Map(m) => m.len() as u64,
-            _ => 0,
+    /// Pays for a copy of `v` before it is made: a variable read in a loop, or a list a
+    /// comprehension goes over, is copied whole, nested lists and maps included.
+    pub(super) fn charge_copy(&mut self, v: &Value<'_>) -> Result<(), EvalError> {
+        let cost = weight(v, self.budget.remaining);
+        self.spend(cost)
+    }
+
+    /// Pays for a string or bytes value of `bytes` before it is built, and refuses one past
+    /// [`MAX_VALUE_BYTES`]: what a function produces can be far larger than its inputs
+    /// (`s.replace('', t)`, `join`), so it is priced from the inputs' sizes first.
+    pub(super) fn charge_output(&mut self, bytes: usize) -> Result<(), EvalError> {
+        if bytes > MAX_VALUE_BYTES {
+            return Err(EvalError::Budget);
         }
+        self.spend(len_cost(bytes))
     }
 
     fn eval(&mut self, e: &Expr) -> Result<Value<'a>, EvalError> {
@@ -119,7 +164,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                     Value::Optional(None) if !*test => Ok(Value::Optional(None)),
                     Value::Optional(Some(inner)) if !*test => self.optional_select(*inner, field),
                     v if *optional => self.optional_select(v, field),
-                    v => self.select(v, field, *test),
+                    v => self.select(&v, field, *test),
                 }
             }
             Expr::Index(operand, index, optional) => {
@@ -129,7 +174,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                     Value::Optional(None) => Ok(Value::Optional(None)),
                     Value::Optional(Some(inner)) => self.optional_index(*inner, i),
                     v if *optional => self.optional_index(v, i),
-                    v => self.index(v, i),
+                    v => self.index(&v, i),
                 }
             }
             Expr::List(items) => {
@@ -210,11 +255,11 @@ impl<'b, 'a> Eval<'b, 'a> {
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v)
-            .or_else(|| self.globals.get(name))
-            .cloned();
+            .or_else(|| self.globals.get(name));
         if let Some(v) = found {
-            self.spend(Self::copy_cost(&v))?;
-            return Ok(v);
+            // Priced before it is copied: a large list bound once may be read in a loop.
+            self.budget.spend(weight(v, self.budget.remaining))?;
+            return Ok(v.clone());
         }
         match name {
             "int" | "uint" | "double" | "bool" | "string" | "bytes" | "list" | "map"
@@ -235,7 +280,7 @@ impl<'b, 'a> Eval<'b, 'a> {
         Ok(())
     }
 
-    fn select(&mut self, v: Value<'a>, field: &str, test: bool) -> Result<Value<'a>, EvalError> {
+    fn select(&mut self, v: &Value<'a>, field: &str, test: bool) -> Result<Value<'a>, EvalError> {
         let found = self.select_inner(v, field, test)?;
         self.charge_read(&found)?;
         Ok(found)
@@ -243,11 +288,11 @@ impl<'b, 'a> Eval<'b, 'a> {
 
     fn select_inner(
         &mut self,
-        v: Value<'a>,
+        v: &Value<'a>,
         field: &str,
         test: bool,
     ) -> Result<Value<'a>, EvalError> {
-        let found = match &v {
+        let found = match v {
             Value::Node(n) if n.is_map() => {
                 self.spend(lookup_cost(n.entries().len()))?;
                 node_get(n, field).map(Value::Node)
@@ -265,7 +310,7 @@ impl<'b, 'a> Eval<'b, 'a> {
             Value::Null if !test => return err(format!("no such key: {field}")),
             _ => {
                 let f = if test { "has" } else { "_._" };
-                return no_overload(f, &[&v]);
+                return no_overload(f, &[v]);
             }
         };
         if test {
@@ -276,9 +321,9 @@ impl<'b, 'a> Eval<'b, 'a> {
 
     /// `v.?field`: the field as an optional, empty where `v` has no such field.
     fn optional_select(&mut self, v: Value<'a>, field: &str) -> Result<Value<'a>, EvalError> {
-        let present = self.select(v.clone(), field, true)?;
+        let present = self.select(&v, field, true)?;
         if matches!(present, Value::Bool(true)) {
-            let found = self.select(v, field, false)?;
+            let found = self.select(&v, field, false)?;
             Ok(Value::Optional(Some(Box::new(found))))
         } else {
             Ok(Value::Optional(None))
@@ -287,7 +332,7 @@ impl<'b, 'a> Eval<'b, 'a> {
 
     /// `v[?i]`: the element or entry as an optional, empty where there is none.
     fn optional_index(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
-        match self.index(v, i) {
+        match self.index(&v, i) {
             Ok(found) => Ok(Value::Optional(Some(Box::new(found)))),
             Err(EvalError::Error(m))
                 if m.starts_with("no such key") || m.starts_with("index out of range") =>
@@ -298,15 +343,15 @@ impl<'b, 'a> Eval<'b, 'a> {
         }
     }
 
-    fn index(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
+    fn index(&mut self, v: &Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
         let found = self.index_inner(v, i)?;
         self.charge_read(&found)?;
         Ok(found)
     }
 
-    fn index_inner(&mut self, v: Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
+    fn index_inner(&mut self, v: &Value<'a>, i: Value<'a>) -> Result<Value<'a>, EvalError> {
         let i = i.scalar();
-        match &v {
+        match v {
             Value::Node(n) if n.is_seq() => {
                 let at = list_index(&i, n.items().len())?;
                 Ok(n.items().get(at).map_or(Value::Null, Value::Node))
@@ -331,7 +376,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                 }
                 err(format!("no such key: {}", key_text(&i)))
             }
-            _ => no_overload("_[_]", &[&v, &i]),
+            _ => no_overload("_[_]", &[v, &i]),
         }
     }
 
@@ -362,9 +407,13 @@ impl<'b, 'a> Eval<'b, 'a> {
     }
 
     fn items(&mut self, v: &Value<'a>) -> Result<Vec<Value<'a>>, EvalError> {
+        if matches!(v, Value::List(_) | Value::Map(_)) {
+            self.charge_copy(v)?;
+        }
         let out: Vec<Value<'a>> = match v {
-            Value::List(items) => items.clone(),
-            Value::Map(entries) => entries.iter().map(|(k, _)| k.clone()).collect(),
+            // Paid whole above: the elements may be lists and maps themselves.
+            Value::List(items) => return Ok(items.clone()),
+            Value::Map(entries) => return Ok(entries.iter().map(|(k, _)| k.clone()).collect()),
             Value::Node(n) if n.is_seq() => n.items().iter().map(Value::Node).collect(),
             Value::Node(n) if n.is_map() => node_entries(n)
                 .map(|(k, _)| Value::String(k.to_string()))
@@ -396,7 +445,8 @@ impl<'b, 'a> Eval<'b, 'a> {
         let mut pending: Option<EvalError> = None;
         for item in items {
             self.spend(1)?;
-            self.locals.push((var.to_string(), item.clone()));
+            // Moved in and out of the variable, not copied: an element may be large.
+            self.locals.push((var.to_string(), item));
             let step = (|| -> Result<Option<Value<'a>>, EvalError> {
                 if let Some(f) = filter {
                     match self.eval(f)?.scalar() {
@@ -407,7 +457,7 @@ impl<'b, 'a> Eval<'b, 'a> {
                 }
                 self.eval(body).map(Some)
             })();
-            self.locals.pop();
+            let item = self.locals.pop().map_or(Value::Null, |(_, v)| v);
             match kind {
                 Macro::All | Macro::Exists => {
                     let decided = kind == Macro::Exists;
@@ -505,8 +555,8 @@ impl<'b, 'a> Eval<'b, 'a> {
                     return Ok(false);
                 }
                 for k in keys {
-                    let va = self.index(a.clone(), k.clone())?;
-                    let vb = match self.index(b.clone(), k) {
+                    let va = self.index(&a, k.clone())?;
+                    let vb = match self.index(&b, k) {
                         Ok(v) => v,
                         Err(EvalError::Error(_)) => return Ok(false),
                         Err(e) => return Err(e),
@@ -569,7 +619,7 @@ impl<'b, 'a> Eval<'b, 'a> {
             }
             BinOp::In => {
                 if is_map(&r) {
-                    return match self.index(r, l) {
+                    return match self.index(&r, l) {
                         Ok(_) => Ok(Value::Bool(true)),
                         Err(EvalError::Error(_)) => Ok(Value::Bool(false)),
                         Err(e) => Err(e),
@@ -608,11 +658,11 @@ impl<'b, 'a> Eval<'b, 'a> {
                 _ => a / b,
             }),
             (BinOp::Add, Value::String(a), Value::String(b)) => {
-                self.spend(len_cost(a.len() + b.len()))?;
+                self.charge_output(a.len() + b.len())?;
                 Value::String(format!("{a}{b}"))
             }
             (BinOp::Add, Value::Bytes(a), Value::Bytes(b)) => {
-                self.spend(len_cost(a.len() + b.len()))?;
+                self.charge_output(a.len() + b.len())?;
                 let mut out = a.clone();
                 out.extend_from_slice(b);
                 Value::Bytes(out)
@@ -640,20 +690,29 @@ impl<'b, 'a> Eval<'b, 'a> {
         })
     }
 
-    pub(super) fn regex(&mut self, pattern: &str) -> Result<regex::Regex, EvalError> {
-        if let Some((_, re)) = self.regexes.iter().find(|(p, _)| p == pattern) {
-            return Ok(re.clone());
+    /// A pattern compiled (once per evaluation), with the number of states of its automaton,
+    /// which [`Eval::charge_search`] prices matching by.
+    pub(super) fn regex(&mut self, pattern: &str) -> Result<(regex::Regex, usize), EvalError> {
+        if let Some((_, re, states)) = self.regexes.iter().find(|(p, _, _)| p == pattern) {
+            return Ok((re.clone(), *states));
         }
         self.spend(REGEX_COMPILE_COST + len_cost(pattern.len()) * 4)?;
-        let re = regex::RegexBuilder::new(pattern)
-            .size_limit(REGEX_SIZE)
-            .build()
+        let (re, states) = crate::goregex::compile_sized(pattern, REGEX_SIZE)
             .map_err(|e| EvalError::Error(format!("invalid regular expression: {e}")))?;
+        // Compiling takes time in proportion to the automaton built.
+        self.spend(states as u64 * REGEX_STATE_COST)?;
         if self.regexes.len() >= REGEX_CACHE {
             self.regexes.remove(0);
         }
-        self.regexes.push((pattern.to_string(), re.clone()));
-        Ok(re)
+        self.regexes.push((pattern.to_string(), re.clone(), states));
+        Ok((re, states))
+    }
+
+    /// Pays for one search of `bytes` of text with a pattern of `states`: priced for the
+    /// engines that advance every state at every byte, which the matcher falls back on
+    /// whenever its lazy DFA gives up, whatever the text.
+    pub(super) fn charge_search(&mut self, bytes: usize, states: usize) -> Result<(), EvalError> {
+        self.spend(len_cost(crate::goregex::work(bytes, states)))
     }
 
     fn call(

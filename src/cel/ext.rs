@@ -114,7 +114,10 @@ pub fn call<'a>(
         ("bool", false, [x]) => to_bool(x),
         ("bytes", false, [x]) => match x {
             Value::Bytes(b) => Ok(Value::Bytes(b.clone())),
-            Value::String(s) => Ok(Value::Bytes(s.as_bytes().to_vec())),
+            Value::String(s) => {
+                ev.charge_output(s.len())?;
+                Ok(Value::Bytes(s.as_bytes().to_vec()))
+            }
             _ => no_overload(func, &refs),
         },
         ("duration", false, [x]) => match x {
@@ -137,8 +140,8 @@ pub fn call<'a>(
             }))
         }
         ("matches", _, [Value::String(s), Value::String(p)]) => {
-            let re = ev.regex(p)?;
-            ev.spend(len_cost(s.len()) * 2)?;
+            let (re, states) = ev.regex(p)?;
+            ev.charge_search(s.len(), states)?;
             Ok(Value::Bool(re.is_match(s)))
         }
         (
@@ -515,14 +518,10 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             ("lowerAscii", []) => return Ok(Value::String(s.to_ascii_lowercase())),
             ("upperAscii", []) => return Ok(Value::String(s.to_ascii_uppercase())),
             ("replace", [Value::String(old), Value::String(new)]) => {
-                let out = replace(s, old, new, -1);
-                ev.spend(len_cost(out.len()))?;
-                return Ok(Value::String(out));
+                return replace(ev, s, old, new, -1);
             }
             ("replace", [Value::String(old), Value::String(new), Value::Int(n)]) => {
-                let out = replace(s, old, new, *n);
-                ev.spend(len_cost(out.len()))?;
-                return Ok(Value::String(out));
+                return replace(ev, s, old, new, *n);
             }
             ("split", [Value::String(sep)]) => return split(ev, s, sep, -1),
             ("split", [Value::String(sep), Value::Int(n)]) => return split(ev, s, sep, *n),
@@ -540,8 +539,8 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             }
             ("trim", []) => return Ok(Value::String(s.trim().to_string())),
             ("find", [Value::String(p)]) => {
-                let re = ev.regex(p)?;
-                ev.spend(len_cost(s.len()) * 2)?;
+                let (re, states) = ev.regex(p)?;
+                ev.charge_search(s.len(), states)?;
                 return Ok(Value::String(
                     re.find(s)
                         .map(|m| m.as_str().to_string())
@@ -565,6 +564,8 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             sets(ev, func, a, b)
         }
         ("url" | "isURL", false, [Value::String(s)]) => {
+            // Read twice (as Go's ParseRequestURI, then without its fragment), unescaped each.
+            ev.spend(len_cost(s.len()) * 4)?;
             let parsed = Url::parse(s);
             if func == "isURL" {
                 return Ok(Value::Bool(parsed.is_ok()));
@@ -592,7 +593,19 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
             }
             parsed.map(|q| Value::Ext(Ext::Quantity(q)))
         }
-        (_, true, [Value::Ext(e), rest @ ..]) => ext_method(func, e, rest),
+        ("getQuery", true, [Value::Ext(Ext::Url(u))]) => {
+            // One entry or value per `&`-separated pair: paid for before they are made.
+            let pairs = u.raw_query.bytes().filter(|&b| b == b'&').count() + 1;
+            ev.spend(len_cost(u.raw_query.len()) + pairs as u64)?;
+            Ok(u.query())
+        }
+        (_, true, [Value::Ext(e), rest @ ..]) => {
+            if let Ext::Url(u) = e {
+                // A part is copied out, the path decoded and escaped again byte by byte.
+                ev.spend(len_cost(u.raw.len()) * 4)?;
+            }
+            ext_method(func, e, rest)
+        }
         (
             "size" | "contains" | "startsWith" | "endsWith" | "matches" | "int" | "uint" | "double"
             | "string" | "bool" | "bytes" | "type" | "dyn" | "duration" | "timestamp" | "charAt"
@@ -607,17 +620,29 @@ fn strings_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, method: bool, all: &[Value
     }
 }
 
-fn replace(s: &str, old: &str, new: &str, n: i64) -> String {
-    if n < 0 {
-        s.replace(old, new)
-    } else {
-        s.replacen(old, new, n as usize)
-    }
+/// Go's `strings.Replace`, paid for before it is built: an empty `old` inserts `new` at
+/// every character, so the result can be `len(s)·len(new)` bytes from short inputs.
+fn replace<'a>(ev: &mut Eval<'_, 'a>, s: &str, old: &str, new: &str, n: i64) -> R<'a> {
+    let limit = usize::try_from(n).ok();
+    ev.charge_output(crate::text::replaced_len(s, old, new, limit))?;
+    Ok(Value::String(match limit {
+        Some(n) => s.replacen(old, new, n),
+        None => s.replace(old, new),
+    }))
 }
 
 /// Go's `strings.SplitN`: `n == 0` gives no parts, `n < 0` all of them, an empty separator
 /// splits after each code point.
 fn split<'a>(ev: &mut Eval<'_, 'a>, s: &str, sep: &str, n: i64) -> R<'a> {
+    // Every part is a value of its own: their number is paid for before they are made.
+    let found = if sep.is_empty() {
+        s.chars().count()
+    } else {
+        s.matches(sep).count() + 1
+    };
+    let count = usize::try_from(n).map_or(found, |n| found.min(n));
+    ev.spend(count as u64)?;
+    ev.charge_output(s.len())?;
     let parts: Vec<String> = if n == 0 {
         Vec::new()
     } else if sep.is_empty() {
@@ -640,24 +665,28 @@ fn split<'a>(ev: &mut Eval<'_, 'a>, s: &str, sep: &str, n: i64) -> R<'a> {
     } else {
         s.splitn(n as usize, sep).map(str::to_string).collect()
     };
-    ev.spend(parts.len() as u64)?;
     Ok(Value::List(parts.into_iter().map(Value::String).collect()))
 }
 
 fn find_all<'a>(ev: &mut Eval<'_, 'a>, s: &str, p: &str, n: i64) -> R<'a> {
-    let re = ev.regex(p)?;
-    ev.spend(len_cost(s.len()) * 2)?;
+    let (re, states) = ev.regex(p)?;
+    ev.charge_search(s.len(), states)?;
     let limit = if n < 0 { usize::MAX } else { n as usize };
-    let out: Vec<Value<'a>> = re
-        .find_iter(s)
-        .take(limit)
-        .map(|m| Value::String(m.as_str().to_string()))
-        .collect();
-    ev.spend(out.len() as u64)?;
+    // Each match is paid for as it is found (an empty pattern matches at every character),
+    // and so is the search for the next one, which may read to the end of the text again.
+    let mut out: Vec<Value<'a>> = Vec::new();
+    for m in re.find_iter(s).take(limit) {
+        ev.spend(len_cost(m.len()))?;
+        out.push(Value::String(m.as_str().to_string()));
+        if out.len() < limit {
+            ev.charge_search(s.len() - m.end(), states)?;
+        }
+    }
     Ok(Value::List(out))
 }
 
 fn lists_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, list: &Value<'a>, args: &[Value<'a>]) -> R<'a> {
+    ev.charge_copy(list)?;
     let items: Vec<Value<'a>> = match list {
         Value::List(l) => l.iter().map(Value::scalar).collect(),
         Value::Node(n) => n.items().iter().map(|i| Value::Node(i).scalar()).collect(),
@@ -692,9 +721,14 @@ fn lists_ext<'a>(ev: &mut Eval<'_, 'a>, func: &str, list: &Value<'a>, args: &[Va
                     other => return no_overload("join", &[other]),
                 }
             }
-            let out = parts.join(sep);
-            ev.spend(len_cost(out.len()))?;
-            Ok(Value::String(out))
+            // The separator is written between every two parts: a long one over a long list
+            // is far larger than either, so the result is paid for before it is built.
+            let seps = parts.len().saturating_sub(1).saturating_mul(sep.len());
+            let total = parts
+                .iter()
+                .fold(seps, |acc, p| acc.saturating_add(p.len()));
+            ev.charge_output(total)?;
+            Ok(Value::String(parts.join(sep)))
         }
         ("isSorted", []) => {
             for w in items.windows(2) {
@@ -780,6 +814,8 @@ fn sets<'a>(ev: &mut Eval<'_, 'a>, func: &str, a: &Value<'a>, b: &Value<'a>) -> 
             _ => Vec::new(),
         }
     };
+    ev.charge_copy(a)?;
+    ev.charge_copy(b)?;
     let (xs, ys) = (list(a), list(b));
     ev.spend((xs.len() as u64).saturating_mul(ys.len() as u64))?;
     let contains =
@@ -1082,9 +1118,11 @@ impl Url {
         out
     }
 
-    /// Go's `url.ParseQuery`, keeping the pairs it can read.
+    /// Go's `url.ParseQuery`, keeping the pairs it can read. Keys are found by a map, not a
+    /// search: a query can hold a hundred thousand of them.
     fn query<'a>(&self) -> Value<'a> {
         let mut out: Vec<(Value<'a>, Value<'a>)> = Vec::new();
+        let mut at: std::collections::HashMap<String, usize> = Default::default();
         for pair in self.raw_query.split('&') {
             if pair.is_empty() || pair.contains(';') {
                 continue;
@@ -1095,12 +1133,12 @@ impl Url {
             let (Some(k), Some(v)) = (dec(k), dec(v)) else {
                 continue;
             };
-            match out
-                .iter_mut()
-                .find(|(key, _)| matches!(key, Value::String(x) if *x == k))
-            {
+            match at.get(&k).and_then(|&i| out.get_mut(i)) {
                 Some((_, Value::List(vals))) => vals.push(Value::String(v)),
-                _ => out.push((Value::String(k), Value::List(vec![Value::String(v)]))),
+                _ => {
+                    at.insert(k.clone(), out.len());
+                    out.push((Value::String(k), Value::List(vec![Value::String(v)])));
+                }
             }
         }
         Value::Map(out)

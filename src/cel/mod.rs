@@ -55,6 +55,31 @@ pub enum EvalError {
     Unsupported(String),
 }
 
+/// Longest error text kept: an error may quote a value (`cannot convert "…" to int`), and
+/// a value may be megabytes, which a finding would then print once per object.
+const MAX_ERROR: usize = 512;
+
+impl EvalError {
+    fn shortened(self) -> EvalError {
+        let cut = |mut m: String| {
+            if m.len() > MAX_ERROR {
+                let mut end = MAX_ERROR;
+                while !m.is_char_boundary(end) {
+                    end -= 1;
+                }
+                m.truncate(end);
+                m.push('…');
+            }
+            m
+        };
+        match self {
+            EvalError::Error(m) => EvalError::Error(cut(m)),
+            EvalError::Unsupported(m) => EvalError::Unsupported(cut(m)),
+            EvalError::Budget => EvalError::Budget,
+        }
+    }
+}
+
 impl std::fmt::Display for EvalError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -439,7 +464,9 @@ impl Program {
         bindings: &Bindings<'a>,
         budget: &mut Budget,
     ) -> Result<Value<'a>, EvalError> {
-        eval::Eval::new(bindings, budget).run(&self.expr)
+        eval::Eval::new(bindings, budget)
+            .run(&self.expr)
+            .map_err(EvalError::shortened)
     }
 }
 

@@ -451,6 +451,111 @@ fn budget_stops_hostile_expressions() {
     );
 }
 
+/// `'0123456789'` with `levels` rounds of `.replace('', '0123456789')`: 120, 1,330, 14,640,
+/// 161,050 bytes… from a few dozen bytes of expression.
+fn replaced(levels: usize) -> String {
+    let mut s = "'0123456789'".to_string();
+    for _ in 0..levels {
+        s.push_str(".replace('', '0123456789')");
+    }
+    s
+}
+
+/// `v` bound in `levels` nested comprehensions, each of which copies the one before twice
+/// (`[[a, a]].map(b, …)`): the value doubles at each level for the price of two reads.
+fn doubled(seed: &str, levels: usize, pair: impl Fn(&str) -> String) -> String {
+    let names: Vec<String> = (0..=levels).map(|i| format!("v{i}")).collect();
+    let mut body = "true".to_string();
+    for i in (1..=levels).rev() {
+        body = format!("[{}].all({}, {body})", pair(&names[i - 1]), names[i]);
+    }
+    format!("[{seed}].all(v0, {body})")
+}
+
+/// What a function or operator produces is paid for before it is made, so an evaluation
+/// stops at its budget instead of allocating gigabytes from a short expression or a small
+/// object (each of these makes at least 2 GB unpriced).
+#[test]
+fn growing_output_is_paid_for_before_it_is_built() {
+    let list = format!("{}.split('')", replaced(3));
+    let hostile = [
+        // 18 GB: the seventh round alone is 214 MB.
+        replaced(8),
+        format!("size({}) > 0", replaced(8)),
+        format!("{}.replace('0', {})", replaced(4), replaced(3)),
+        format!("size({list}.join({})) > 0", replaced(3)),
+        format!("size({list}.join({}))", replaced(4)),
+        format!("{list}.map(x, {}).size() > 0", replaced(4)),
+        // Nested copies of one value through comprehension variables.
+        doubled(&replaced(3), 30, |v| format!("[{v}, {v}]")),
+        doubled(&format!("[{}]", replaced(3)), 30, |v| format!("{v} + {v}")),
+        doubled(&replaced(3), 30, |v| format!("{v} + {v}")),
+        doubled(&format!("{{'k': {}}}", replaced(3)), 30, |v| {
+            format!("{{'a': {v}, 'b': {v}}}")
+        }),
+        doubled(&replaced(3), 30, |v| {
+            format!("[{v}].map(x, [x, x]).map(y, y)")
+        }),
+        doubled(&replaced(3), 30, |v| {
+            format!("optional.of([{v}, {v}]).orValue([])")
+        }),
+        doubled(&format!("[{}]", replaced(3)), 30, |v| {
+            format!("[{v}, {v}].map(x, x)")
+        }),
+    ];
+    for src in hostile {
+        let p = Program::compile(&src).unwrap_or_else(|e| panic!("{src}: {e}"));
+        let started = std::time::Instant::now();
+        let got = p.eval(&Bindings::new(), &mut Budget::new(DEFAULT_BUDGET));
+        assert_eq!(got.err(), Some(EvalError::Budget), "{src}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{src}: {:?}",
+            started.elapsed()
+        );
+    }
+    // What stays within the budget gives the same values as before.
+    ok(&format!("size({})", replaced(3)), "14640");
+    ok(&format!("size({})", replaced(4)), "161050");
+    ok("'abc'.replace('', '-')", "-a-b-c-");
+    ok("'abc'.replace('', '-', 2)", "-a-bc");
+    ok("['a', 'b', 'c'].join('--')", "a--b--c");
+    ok(&format!("size({list}.join('-'))"), "29279");
+    ok("'a,b,,c'.split(',', 3)", r#"["a", "b", ",c"]"#);
+    ok("size('héllo'.split(''))", "5");
+    ok("[[1, 2], [3]].map(x, [x, x]).size()", "2");
+    ok(&format!("size(b'x' + bytes({}))", replaced(5)), "1771561");
+    // A query of many distinct keys is read in linear time, and paid for.
+    let keys: Vec<String> = (0..100_000).map(|i| format!("k{i}")).collect();
+    let parsed = parse(
+        0,
+        &format!("u: https://h/p?{}\n", keys.join("&")),
+        ParseLimits::default(),
+    );
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    let p = Program::compile("size(url(object.u).getQuery())").unwrap();
+    let started = std::time::Instant::now();
+    let got = p
+        .eval(&b, &mut Budget::new(DEFAULT_BUDGET))
+        .map(|v| v.to_text());
+    assert_eq!(got, Ok("100000".to_string()));
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    ok(
+        "url('https://h/p?a=1&b=2&a=3').getQuery()",
+        r#"{"a": ["1", "3"], "b": ["2"]}"#,
+    );
+    // An error that quotes a large value quotes the start of it.
+    match run(&format!("int({})", replaced(4))) {
+        Err(EvalError::Error(m)) => assert!(m.len() < 1024 && m.starts_with("cannot convert")),
+        other => panic!("{other:?}"),
+    }
+}
+
 const DEPLOY: &str = r#"apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -772,6 +877,89 @@ fn regex_compilation_is_costly_and_bounded() {
     assert_eq!(
         p.eval(&Bindings::new(), &mut budget).err(),
         Some(EvalError::Budget)
+    );
+}
+
+/// RE2's classes and word boundaries are ASCII (cel-go matches with Go's `regexp`); `.`,
+/// `\pL` and case folding stay Unicode.
+#[test]
+fn regular_expressions_are_re2s() {
+    ok(r"'café'.matches('^caf\\b')", "true");
+    ok(r"'cafés'.matches('caf\\B')", "false");
+    ok(r"'é'.matches('\\w')", "false");
+    ok(r"'é'.matches('^\\W$')", "true");
+    ok(r"'٣'.matches('\\d')", "false");
+    ok(r"'\u00a0'.matches('\\s')", "false");
+    ok(r"'\u000b'.matches('\\s')", "false");
+    ok(r"'é'.matches('^.$')", "true");
+    ok(r"'é'.matches('^\\pL$')", "true");
+    ok(r"'É'.matches('(?i)^é$')", "true");
+    ok(r"'a[b'.matches('^a[[]b$')", "true");
+    ok(r"'x٣y'.find('[\\d٣]')", "٣");
+    ok(r"'a1 b22'.findAll('\\b\\w\\d+\\b')", r#"["a1", "b22"]"#);
+    fails(r"'a'.matches('(')", "missing closing )");
+}
+
+/// Matching is priced by the text's length times the size of the pattern's automaton: what
+/// the engines it may fall back on do. However the pattern drives the matcher (a word
+/// boundary on non-ASCII text, a DFA that would have millions of states), an evaluation that
+/// matches as often as its budget allows ends in well under a second.
+#[test]
+fn regular_expressions_cost_what_the_matcher_does() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let flips: String = (0..1 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x & 1 == 0 {
+                'a'
+            } else {
+                'b'
+            }
+        })
+        .collect();
+    let yaml = format!("accents: {}\nflips: {flips}\n", "é ".repeat(300_000));
+    let parsed = parse(0, &yaml, ParseLimits::default());
+    let mut b = Bindings::new();
+    b.node("object", &parsed.documents[0].root);
+    for text in ["accents", "flips"] {
+        for pattern in [
+            r"\\b\\w+\\b\\s\\d",
+            r"\\B\\w{3}\\B.{4}[0-9]",
+            r"[ab]*a[ab]{20}c",
+            r"(?:[ab]*a[ab]{30}){3}c",
+            r"(?i)(\\pL|[ab]){8}c",
+        ] {
+            for call in ["matches", "find", "findAll"] {
+                let src = format!(
+                    "[1, 2, 3, 4, 5, 6, 7, 8].map(i, object.{text}.{call}('{pattern}')).size()"
+                );
+                let p = Program::compile(&src).unwrap();
+                let started = std::time::Instant::now();
+                let _ = p.eval(&b, &mut Budget::new(DEFAULT_BUDGET));
+                assert!(
+                    started.elapsed() < std::time::Duration::from_secs(1),
+                    "{src}: {:?}",
+                    started.elapsed()
+                );
+            }
+        }
+    }
+    // A name checked against a pattern costs little.
+    let p =
+        Program::compile("'web-frontend-7'.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')").unwrap();
+    let mut budget = Budget::new(DEFAULT_BUDGET);
+    assert_eq!(
+        p.eval(&Bindings::new(), &mut budget)
+            .ok()
+            .and_then(|v| v.as_bool()),
+        Some(true)
+    );
+    assert!(
+        DEFAULT_BUDGET - budget.remaining < 6_000,
+        "{}",
+        budget.remaining
     );
 }
 

@@ -27,11 +27,13 @@ pub(super) fn check(cx: &Cx, graph: &Graph) -> Vec<Finding> {
             _ => None,
         })
         .collect();
-    let policies = graph_rules
+    // The repository's policies share the run's budget; a trusted config's each have their
+    // own, which nothing the repository adds can shrink.
+    let shared = graph_rules
         .iter()
-        .filter(|r| matches!(r.check, Check::Policy(_)))
+        .filter(|r| matches!(r.check, Check::Policy(p) if !p.trusted))
         .count();
-    let budget = rules::custom::budget_per_policy(policies);
+    let budget = rules::custom::budget_per_policy(shared);
     let chunks: Vec<&[usize]> = lint.chunks(UNITS_PER_TASK).collect();
     let mut rule_findings = in_turn(graph_rules.len() + chunks.len(), |task| {
         match graph_rules.get(task) {
@@ -68,7 +70,7 @@ fn run_rules(
     out
 }
 
-/// `budget`: what a policy may spend in the run.
+/// `budget`: what each of the repository's policies may spend in the run.
 fn run_graph_rule(
     cx: &Cx,
     graph: &Graph,
@@ -79,7 +81,9 @@ fn run_graph_rule(
     let mut sink = Sink::new(rule);
     match rule.check {
         Check::Graph(check) => check(cx, graph, &mut sink),
-        Check::Policy(policy) => policy.check(cx, graph, lint, budget, &mut sink),
+        Check::Policy(policy) => {
+            policy.check(cx, graph, lint, policy.run_budget(budget), &mut sink)
+        }
         Check::Parse | Check::Object(_) => {}
     }
     sink.finish()

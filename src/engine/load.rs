@@ -456,6 +456,14 @@ pub fn load(opts: &Options) -> Result<Loaded, String> {
         skipped: found.skipped,
         ..Summary::default()
     };
+    if let Some(file) = &opts.config.policies_cut {
+        summary.skipped.push((
+            file.clone(),
+            SkipReason::PolicyLimit {
+                policies: crate::policy::MAX_POLICIES,
+            },
+        ));
+    }
     summary
         .phases
         .push(("discover", discovered, discovered_rss));

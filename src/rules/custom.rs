@@ -17,9 +17,10 @@ pub const RUN_BUDGET: u64 = 20_000_000;
 /// that their number does not multiply the time a run may take.
 pub const ALL_POLICIES_BUDGET: u64 = 200_000_000;
 
-/// What each of `n` policies may spend in a run: [`RUN_BUDGET`], or an equal share of
-/// [`ALL_POLICIES_BUDGET`] when there are many. Known before any runs, so what each covers
-/// does not depend on the order or the threads they run on.
+/// What each of the repository's `n` policies may spend in a run: [`RUN_BUDGET`], or an
+/// equal share of [`ALL_POLICIES_BUDGET`] when there are many. Known before any runs, so what
+/// each covers does not depend on the order or the threads they run on. A trusted config's
+/// policies are not counted: each has [`RUN_BUDGET`] of its own (see [`Policy::run_budget`]).
 pub fn budget_per_policy(n: usize) -> u64 {
     RUN_BUDGET.min(ALL_POLICIES_BUDGET / n.max(1) as u64)
 }
@@ -66,6 +67,9 @@ pub struct Policy {
     pub(crate) at: Option<At>,
     pub(crate) message: Vec<Piece>,
     pub(crate) help: Option<String>,
+    /// Read from a trusted config (`--trusted-config`, `--trusted-config-rev`): its budget is
+    /// its own, and where it cannot be evaluated the run fails.
+    pub trusted: bool,
 }
 
 #[derive(Debug)]
@@ -119,6 +123,11 @@ fn namespace_in(g: &Graph, unit: usize, app: Option<usize>) -> Option<String> {
         .map(str::to_string)
 }
 
+/// What an evaluation costs the run at least: binding the variables and matching the object
+/// take time the expression's own cost does not count, and thousands of policies whose
+/// condition is `false` must not evaluate without end.
+const EVAL_FLOOR: u64 = 10;
+
 /// What the run may still spend on this policy.
 struct Pool(u64);
 
@@ -127,12 +136,59 @@ impl Pool {
         let limit = self.0.min(DEFAULT_BUDGET);
         let mut budget = Budget::new(limit);
         let r = prog.eval(b, &mut budget);
-        self.0 -= limit - budget.remaining;
+        self.0 -= (limit - budget.remaining).max(EVAL_FLOOR.min(limit));
         r
     }
 }
 
 impl Policy {
+    /// What this policy may spend in the run, when the repository's policies each have
+    /// `shared` ([`budget_per_policy`]). A trusted policy has [`RUN_BUDGET`] whatever the
+    /// repository holds: a pull request that adds policies must not shrink it.
+    pub fn run_budget(&self, shared: u64) -> u64 {
+        if self.trusted {
+            RUN_BUDGET
+        } else {
+            shared
+        }
+    }
+
+    /// Reports an object the policy could not be evaluated on. For the repository's own
+    /// policy that is an `info` finding; for a trusted one an `error`: what a pull request
+    /// can make too costly or too odd to evaluate must not pass the check that way.
+    fn not_evaluated<'s>(
+        &self,
+        out: &'s mut Sink,
+        at: Span,
+        why: &str,
+        help: &str,
+    ) -> &'s mut crate::finding::Finding {
+        let f = if self.trusted {
+            out.report(
+                at,
+                format!(
+                    "trusted policy `{}` could not be evaluated on this object: {why}",
+                    self.id
+                ),
+            )
+            .help(format!(
+                "{help}; a policy of the trusted config that cannot be evaluated fails the run"
+            ))
+        } else {
+            out.report(
+                at,
+                format!("policy `{}` not evaluated on this object: {why}", self.id),
+            )
+            .help(help.to_string())
+        };
+        f.severity = if self.trusted {
+            Severity::Error
+        } else {
+            Severity::Info
+        };
+        f
+    }
+
     /// The doc SARIF carries (`markdown`: every text of the repository's escaped for Markdown,
     /// its condition in a fence longer than any run of backticks it holds) or `explain` prints
     /// (each text shown with [`crate::escape::visible`]).
@@ -309,17 +365,16 @@ impl Policy {
             let kind_span = obj.root.get("kind").map_or(obj.root.span, |k| k.span);
             if pool.0 == 0 {
                 let left = targets.len() - i;
-                out.report(
+                self.not_evaluated(
+                    out,
                     kind_span,
-                    format!(
-                        "policy `{}` not evaluated on this object and {} more: it spent its evaluation budget for the run ({budget} cost units)",
-                        self.id,
+                    &format!(
+                        "it spent its evaluation budget for the run ({budget} cost units), and {} more objects it matches are not evaluated either",
                         left - 1
                     ),
+                    "make the condition cheaper, or narrow `match` to the objects it is for",
                 )
-                .help("make the condition cheaper, or narrow `match` to the objects it is for")
-                .about(unit, obj)
-                .severity = Severity::Info;
+                .about(unit, obj);
                 return;
             }
             // Each Application that deploys the object, when which one matters: the
@@ -345,9 +400,6 @@ impl Policy {
                     namespace.as_deref(),
                 );
                 let result = pool.eval(&self.condition, &b);
-                let not_evaluated = |why: String| {
-                    format!("policy `{}` not evaluated on this object: {why}", self.id)
-                };
                 match result.as_ref().map(Value::as_bool) {
                     Ok(Some(true)) => {
                         if let Some(name) = app.and_then(|a| g.app_obj(a).name.clone()) {
@@ -369,15 +421,13 @@ impl Policy {
                     Ok(Some(false)) => {}
                     Ok(None) => {
                         let v = result.as_ref().map(Value::type_name).unwrap_or_default();
-                        out.report(
+                        self.not_evaluated(
+                            out,
                             kind_span,
-                            not_evaluated(format!("the condition gave a {v}, not a bool")),
-                        )
-                        .help(
+                            &format!("the condition gave a {v}, not a bool"),
                             "a condition is a CEL expression that is true where the policy reports",
                         )
-                        .about(unit, obj)
-                        .severity = Severity::Info;
+                        .about(unit, obj);
                         break;
                     }
                     Err(e) => {
@@ -386,10 +436,8 @@ impl Policy {
                             EvalError::Unsupported(_) => "this CEL feature is not evaluated offline",
                             EvalError::Error(_) => "guard reads of fields an object may lack with has(), e.g. `has(object.spec.x) && object.spec.x.y`",
                         };
-                        out.report(kind_span, not_evaluated(e.to_string()))
-                            .help(help)
-                            .about(unit, obj)
-                            .severity = Severity::Info;
+                        self.not_evaluated(out, kind_span, &e.to_string(), help)
+                            .about(unit, obj);
                         break;
                     }
                 }

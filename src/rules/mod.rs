@@ -343,12 +343,25 @@ registry! {
 /// the built-in rules, each with whether a trusted config loaded it: a rule once loaded lives
 /// as long as the process (findings and reports hold it by reference, as they hold the
 /// built-in ones).
-static CUSTOM: std::sync::RwLock<Vec<(&'static Rule, bool)>> = std::sync::RwLock::new(Vec::new());
+/// The policies' rules in the order registered, each with whether a trusted config loaded
+/// it, and where each id is in that list: loading and looking up stay linear in their number.
+#[derive(Default)]
+struct Custom {
+    list: Vec<(&'static Rule, bool)>,
+    at: std::collections::HashMap<&'static str, usize>,
+    /// The first id of each spelling [`crate::text::folded_name`] gives: what a mistyped
+    /// word is told it may mean.
+    folded: std::collections::HashMap<String, &'static str>,
+}
+
+static CUSTOM: std::sync::LazyLock<std::sync::RwLock<Custom>> =
+    std::sync::LazyLock::new(Default::default);
 
 fn custom() -> Vec<&'static Rule> {
     CUSTOM
         .read()
         .unwrap_or_else(|e| e.into_inner())
+        .list
         .iter()
         .map(|(r, _)| *r)
         .collect()
@@ -372,37 +385,81 @@ pub fn register(
     if let Some(r) = RULES.iter().copied().find(|r| r.id == rule.id) {
         return Err(r);
     }
-    let mut list = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
-    if let Some(i) = list.iter().position(|(r, _)| r.id == rule.id) {
-        let (r, was_trusted) = list[i];
+    let mut custom = CUSTOM.write().unwrap_or_else(|e| e.into_inner());
+    if let Some(&i) = custom.at.get(rule.id) {
+        let (r, was_trusted) = custom.list[i];
         return match (same(r), was_trusted, trusted) {
             (true, ..) | (false, true, false) => Ok(r),
             (false, false, true) => {
                 let leaked: &'static Rule = Box::leak(Box::new(rule));
-                list[i] = (leaked, true);
+                custom.list[i] = (leaked, true);
+                custom.at.insert(leaked.id, i);
                 Ok(leaked)
             }
             _ => Err(r),
         };
     }
     let leaked: &'static Rule = Box::leak(Box::new(rule));
-    list.push((leaked, trusted));
+    let i = custom.list.len();
+    custom.list.push((leaked, trusted));
+    custom.at.insert(leaked.id, i);
+    custom
+        .folded
+        .entry(crate::text::folded_name(leaked.id))
+        .or_insert(leaked.id);
     Ok(leaked)
 }
 
 pub fn find(id: &str) -> Option<&'static Rule> {
-    RULES
-        .iter()
-        .copied()
-        .find(|r| r.id == id)
-        .or_else(|| custom().into_iter().find(|r| r.id == id))
+    RULES.iter().copied().find(|r| r.id == id).or_else(|| {
+        let custom = CUSTOM.read().unwrap_or_else(|e| e.into_inner());
+        custom.at.get(id).map(|&i| custom.list[i].0)
+    })
 }
 
 /// The rules a word names: a rule id, a category, or `all`. The config file, the suppressions
 /// in the manifests and the command line all read rule names through this one function, so
 /// that a name means the same everywhere.
 pub fn select(word: &str) -> Result<Vec<&'static str>, Unknown> {
-    select_in(word, &all())
+    select_shared(word).map(|ids| ids.to_vec())
+}
+
+/// [`select`], sorted, and shared between the words that name the same rules: a
+/// repository can write `ignore[all]` in a hundred thousand comments, and its config can
+/// load thousands of policies. An id is looked up, not searched for; what `all` and each
+/// category stand for is listed once per set of rules; an unknown word is compared with the
+/// built-in rules and categories, and with policies only as spelt the same but for case, `-`
+/// and `_`, so that it costs the same however many policies there are.
+pub fn select_shared(word: &str) -> Result<std::sync::Arc<[&'static str]>, Unknown> {
+    use std::sync::{Arc, Mutex};
+    type Lists = std::collections::HashMap<(String, usize), Arc<[&'static str]>>;
+    static LISTS: std::sync::LazyLock<Mutex<Lists>> = std::sync::LazyLock::new(Default::default);
+    if let Some(rule) = find(word) {
+        return Ok(Arc::from([rule.id]));
+    }
+    if word == "all" || Category::ALL.iter().any(|c| c.as_str() == word) {
+        // Policies are only ever added: their number tells one set of rules from another.
+        let count = CUSTOM.read().unwrap_or_else(|e| e.into_inner()).list.len();
+        let mut lists = LISTS.lock().unwrap_or_else(|e| e.into_inner());
+        let ids = lists.entry((word.to_string(), count)).or_insert_with(|| {
+            let mut ids = select_in(word, &all()).unwrap_or_default();
+            ids.sort_unstable();
+            Arc::from(ids)
+        });
+        return Ok(Arc::clone(ids));
+    }
+    let names = RULES
+        .iter()
+        .map(|r| r.id)
+        .chain(Category::ALL.iter().map(|c| c.as_str()));
+    let nearest = crate::text::did_you_mean(word, names).or_else(|| {
+        let custom = CUSTOM.read().unwrap_or_else(|e| e.into_inner());
+        custom.folded.get(&crate::text::folded_name(word)).copied()
+    });
+    Err(Unknown {
+        word: word.to_string(),
+        nearest,
+    })
 }
 
 /// [`select`] among `rules` only (a run's: the built-in ones and its config's policies).

@@ -1,17 +1,13 @@
-//! Sprig's regular expressions, with Go's `regexp` (RE2) syntax and results on top of the
-//! `regex` crate, which shares RE2's linear-time design.
-//!
-//! Where the two dialects differ, patterns are rewritten before compiling: Go's `\d`, `\w`,
-//! `\s` and `\b` are ASCII-only (`\s` without the vertical tab), and a `[` inside a class is a
-//! literal in Go, a nested class for the crate. Replacement templates are expanded here, with
-//! Go's rules (`$1x` names group `1x`, `$$` is a dollar, a malformed `$` stays as it is).
+//! Sprig's regular expressions, with Go's `regexp` (RE2) syntax and results (the dialect is
+//! [`crate::goregex`]'s). Replacement templates are expanded here, with Go's rules (`$1x`
+//! names group `1x`, `$$` is a dollar, a malformed `$` stays as it is).
 
 use super::strings::string_list;
 use super::{arity, check_size, int_arg, str_arg};
 use crate::render::template::format::go_quote;
 use crate::render::template::value::{Budget, Val};
 use crate::render::template::NODE_WEIGHT;
-use regex::{Captures, Regex, RegexBuilder};
+use regex::{Captures, Regex};
 
 /// Longest pattern compiled; chart patterns are a few dozen bytes.
 const MAX_PATTERN: usize = 4096;
@@ -110,162 +106,15 @@ fn go_backquote(s: &str) -> String {
     }
 }
 
-/// Compiles a Go (RE2) pattern; errors read as Go's `regexp.Compile` ones.
+/// Compiles a Go (RE2) pattern of a chart; errors read as Go's `regexp.Compile` ones.
 pub(crate) fn go_regex(pattern: &str) -> Result<Regex, String> {
     if pattern.len() > MAX_PATTERN {
-        return Err(go_syntax_error("expression too large", pattern));
+        return Err(crate::goregex::syntax_error_text(
+            "expression too large",
+            pattern,
+        ));
     }
-    if let Err(e) = regex_syntax::ast::parse::ParserBuilder::new()
-        .nest_limit(250)
-        .build()
-        .parse(&rewrite_class_brackets(pattern))
-    {
-        // Spans index the rewritten text, which differs only inside classes: fine for messages.
-        return Err(syntax_error(pattern, &e));
-    }
-    RegexBuilder::new(&rewrite(pattern))
-        .size_limit(SIZE_LIMIT)
-        .dfa_size_limit(SIZE_LIMIT)
-        .nest_limit(250)
-        .build()
-        .map_err(|e| match e {
-            regex::Error::CompiledTooBig(_) => go_syntax_error("expression too large", pattern),
-            _ => go_syntax_error("invalid or unsupported Perl syntax", pattern),
-        })
-}
-
-fn go_syntax_error(code: &str, expr: &str) -> String {
-    format!("error parsing regexp: {code}: `{expr}`")
-}
-
-/// Go's `syntax.ErrorCode` text for the crate's parse error, with the part Go quotes.
-fn syntax_error(pattern: &str, e: &regex_syntax::ast::Error) -> String {
-    use regex_syntax::ast::ErrorKind as K;
-    let span = e.span();
-    let text = e.pattern();
-    let at = |from: usize, to: usize| text.get(from..to).unwrap_or("").to_string();
-    let spanned = at(span.start.offset, span.end.offset);
-    let (code, expr) = match e.kind() {
-        K::GroupUnclosed => ("missing closing )", pattern.to_string()),
-        K::GroupUnopened => ("unexpected )", pattern.to_string()),
-        K::ClassUnclosed => ("missing closing ]", at(span.start.offset, text.len())),
-        K::ClassRangeInvalid => ("invalid character class range", spanned),
-        K::RepetitionMissing => ("missing argument to repetition operator", spanned),
-        K::RepetitionCountInvalid
-        | K::RepetitionCountUnclosed
-        | K::RepetitionCountDecimalEmpty
-        | K::DecimalInvalid => ("invalid repeat count", spanned),
-        K::EscapeUnexpectedEof => ("trailing backslash at end of expression", String::new()),
-        K::EscapeUnrecognized
-        | K::EscapeHexEmpty
-        | K::EscapeHexInvalid
-        | K::EscapeHexInvalidDigit
-        | K::ClassEscapeInvalid => ("invalid escape sequence", spanned),
-        K::GroupNameDuplicate { .. } => ("duplicate capture group name", spanned),
-        K::GroupNameEmpty | K::GroupNameInvalid | K::GroupNameUnexpectedEof => {
-            ("invalid named capture", spanned)
-        }
-        K::NestLimitExceeded(_) => ("expression nests too deeply", pattern.to_string()),
-        K::UnicodeClassInvalid => ("invalid character class range", spanned),
-        _ => ("invalid or unsupported Perl syntax", spanned),
-    };
-    go_syntax_error(code, &expr)
-}
-
-/// Inside a class Go reads `[` as itself, and `&&`, `~~`, `--` as characters; the crate would
-/// nest or combine classes.
-fn rewrite_class_brackets(pattern: &str) -> String {
-    rewrite_with(pattern, false)
-}
-
-/// The pattern in the crate's dialect, with Go's meaning.
-fn rewrite(pattern: &str) -> String {
-    rewrite_with(pattern, true)
-}
-
-fn rewrite_with(pattern: &str, classes: bool) -> String {
-    let mut out = String::with_capacity(pattern.len() + 16);
-    let mut chars = pattern.chars().peekable();
-    // Inside a bracketed class; the position right after its `[` or `[^` (where `]` is literal).
-    let mut in_class = false;
-    let mut class_start = false;
-    // Right after `\w`, `\d`, `[:alpha:]`... inside a class: Go (Perl flags) reads a `-` there
-    // as a character, since a class cannot start a range; the crate refuses it.
-    let mut after_class = false;
-    while let Some(c) = chars.next() {
-        let at_start = std::mem::take(&mut class_start);
-        let follows_class = std::mem::take(&mut after_class);
-        match c {
-            '\\' => {
-                let Some(next) = chars.next() else {
-                    out.push('\\');
-                    break;
-                };
-                let ascii = match next {
-                    'd' => Some("[0-9]"),
-                    'D' => Some("[^0-9]"),
-                    'w' => Some("[0-9A-Za-z_]"),
-                    'W' => Some("[^0-9A-Za-z_]"),
-                    's' => Some("[\\t\\n\\x0C\\r ]"),
-                    'S' => Some("[^\\t\\n\\x0C\\r ]"),
-                    'b' if !in_class => Some("(?-u:\\b)"),
-                    'B' if !in_class => Some("(?-u:\\B)"),
-                    _ => None,
-                };
-                after_class = in_class && matches!(next, 'd' | 'D' | 'w' | 'W' | 's' | 'S');
-                match ascii.filter(|_| classes) {
-                    Some(class) => out.push_str(class),
-                    None => {
-                        out.push('\\');
-                        out.push(next);
-                    }
-                }
-            }
-            '[' if !in_class => {
-                out.push('[');
-                in_class = true;
-                class_start = true;
-                if chars.peek() == Some(&'^') {
-                    chars.next();
-                    out.push('^');
-                }
-            }
-            '[' if chars.peek() == Some(&':') => {
-                // A POSIX class `[:alpha:]`: copied whole.
-                out.push('[');
-                for p in chars.by_ref() {
-                    out.push(p);
-                    if p == ']' {
-                        break;
-                    }
-                }
-                after_class = true;
-            }
-            '[' => out.push_str("\\["),
-            ']' if in_class && !at_start => {
-                out.push(']');
-                in_class = false;
-            }
-            ']' if in_class => out.push_str("\\]"),
-            '-' if follows_class && chars.peek().is_some_and(|&n| n != ']') => {
-                out.push_str("\\-");
-            }
-            '&' | '~' | '-' if in_class && chars.peek() == Some(&c) => {
-                chars.next();
-                out.push('\\');
-                out.push(c);
-                if c == '-' {
-                    // Go reads `a--` as a range ending at `-`.
-                    out.push('-');
-                } else {
-                    out.push('\\');
-                    out.push(c);
-                }
-            }
-            _ => out.push(c),
-        }
-    }
-    out
+    crate::goregex::compile(pattern, SIZE_LIMIT)
 }
 
 /// Go's `regexp.QuoteMeta`.

@@ -121,12 +121,7 @@ fn is_title_separator(c: char) -> bool {
 }
 
 fn replace_all(s: &str, old: &str, new: &str) -> Result<String, String> {
-    let count = if old.is_empty() {
-        s.chars().count() + 1
-    } else {
-        s.matches(old).count()
-    };
-    check_size(s.len().saturating_add(count.saturating_mul(new.len())))?;
+    check_size(crate::text::replaced_len(s, old, new, None))?;
     Ok(s.replace(old, new))
 }
 
