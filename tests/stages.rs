@@ -12,7 +12,9 @@ const STAGES: &[(&str, &[&str])] = &[
     // expressions, secret masking, escaping for each output, well-known kinds.
     (
         "util",
-        &["paths", "glob", "goregex", "text", "redact", "kinds", "escape"],
+        &[
+            "paths", "glob", "goregex", "text", "redact", "kinds", "escape",
+        ],
     ),
     // Which files to read, the repositories they belong to, what changed since a revision.
     ("discover", &["discover", "repo", "changed"]),
