@@ -15,13 +15,17 @@ pub mod chart;
 mod deps;
 mod host;
 mod manifests;
+mod run;
 pub mod schema;
 pub mod values;
 
-pub(in crate::render) use app::{render as render_source, render_standalone};
+pub(in crate::render) use app::{
+    failure_span, not_rendered, render as render_source, render_standalone,
+};
 
 pub use chart::{load, Chart, LoadError};
 pub use manifests::{Manifest, ManifestKind};
+pub use run::{Loaded, Prefilled, Rendered, Renders, RUN_WORK_STEPS};
 
 use crate::render::budget::Budget as Work;
 use crate::render::template::{Dialect, TemplateError, TemplateSet};
@@ -93,18 +97,29 @@ pub struct Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
     Invalid,
+    /// Helm renders it, but something it calls has no offline meaning here (`genCA`).
     Unsupported,
+    /// Past a bound of this renderer: the chart's own work budget, output size, depth.
     Limit,
+    /// The run's budget for Helm was spent by the charts before this one.
+    Run,
+    /// What the chart needs is outside the repository (a dependency Argo CD fetches, a value
+    /// file of another repository) or cannot be known offline: noted, never guessed.
+    Unknown,
 }
 
 impl Failure {
-    fn invalid(message: impl Into<String>) -> Failure {
+    pub(crate) fn of_kind(kind: FailureKind, message: impl Into<String>) -> Failure {
         Failure {
-            kind: FailureKind::Invalid,
+            kind,
             message: message.into(),
             at: None,
             values: Vec::new(),
         }
+    }
+
+    fn invalid(message: impl Into<String>) -> Failure {
+        Failure::of_kind(FailureKind::Invalid, message)
     }
 
     /// A template error, located in the file it names (`template: NAME:LINE:COL: ...`).
@@ -210,7 +225,7 @@ pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Mani
         .collect();
     if !missing.is_empty() {
         return Err(Failure {
-            kind: FailureKind::Unsupported,
+            kind: FailureKind::Unknown,
             message: format!(
                 "dependency {} not in charts/ (Argo CD fetches it with `helm dependency build`)",
                 missing.join(", ")
