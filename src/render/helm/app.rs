@@ -37,81 +37,18 @@ pub(in crate::render) fn render(
             ValueFile::Unknown(why) => return Err(why),
             ValueFile::Unsupported(why, span) => {
                 let f = Failure::of_kind(FailureKind::Unsupported, why);
-                report(g, &f, span, None)?;
-                return Ok(Vec::new());
+                return report(g, &f, span, None).map(|()| Vec::new());
             }
             ValueFile::File(path, span) => (path, span),
         };
-        let root = match files.file(&path) {
-            Some(id) => {
-                let text = &files.sources.get(id).text;
-                let parsed = crate::yaml::parse(id, text, ParseLimits::default());
-                // The file's own `invalid-yaml` finding says why.
-                if let Some(p) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
-                    return Err(format!("value file `{}`: {}", path.display(), p.message));
-                }
-                parsed.documents.into_iter().next().map(|d| d.root)
+        match value_file(files, &path) {
+            Ok((map, root)) => {
+                values.push(map);
+                written.extend(root);
+                inputs.push(path);
             }
-            // Not linted (ignored, excluded): read for the render all the same, as Argo CD
-            // reads it, so that leaving it out of the lint does not leave the chart out.
-            None => match files.follow(&path) {
-                Linked::Inside(real) => match files.read_extra(&real) {
-                    Ok(text) => {
-                        match super::values::read_yaml(&text) {
-                            Ok(Value::Object(m)) => values.push(m),
-                            Ok(Value::Null) => {}
-                            Ok(_) | Err(_) => {
-                                let f = Failure::of_kind(
-                                    FailureKind::Invalid,
-                                    format!(
-                                        "value file `{}` is not a mapping of values",
-                                        path.display()
-                                    ),
-                                );
-                                report(g, &f, span, None)?;
-                                return Ok(Vec::new());
-                            }
-                        }
-                        inputs.push(path);
-                        continue;
-                    }
-                    Err(Unread::Skipped(why)) => {
-                        let f = Failure::of_kind(
-                            FailureKind::Limit,
-                            format!("value file `{}` is not read: {why}", path.display()),
-                        );
-                        report(g, &f, span, None)?;
-                        return Ok(Vec::new());
-                    }
-                    Err(_) => return Err(format!("value file `{}` is not read", path.display())),
-                },
-                Linked::Outside => {
-                    let f = Failure::of_kind(
-                        FailureKind::Invalid,
-                        format!("value file `{}` is a symbolic link that leads outside the repository: Argo CD refuses such a repository, and gitops-lint does not follow it", path.display()),
-                    );
-                    report(g, &f, span, None)?;
-                    return Ok(Vec::new());
-                }
-                Linked::Missing => {
-                    return Err(format!("value file `{}` is not read", path.display()))
-                }
-            },
-        };
-        match root.as_ref().map(to_value) {
-            Some(Value::Object(m)) => values.push(m),
-            Some(Value::Null) | None => {}
-            Some(_) => {
-                let f = Failure::of_kind(
-                    FailureKind::Invalid,
-                    format!("value file `{}` is not a mapping", path.display()),
-                );
-                report(g, &f, span, None)?;
-                return Ok(Vec::new());
-            }
+            Err(f) => return report(g, &f, span, None).map(|()| Vec::new()),
         }
-        written.extend(root);
-        inputs.push(path);
     }
     written.reverse();
     if let Some(helm) = source.get("helm") {
@@ -151,6 +88,63 @@ pub(in crate::render) fn render(
     inputs.sort();
     inputs.dedup();
     Ok(push_built(g, objects, Arc::from(inputs)))
+}
+
+/// The values of the file at `path`, with its tree when it is a linted file (what a printed
+/// value points at). A file the lint leaves out (ignored, excluded) is read all the same, as
+/// Argo CD reads it, so that leaving it out of the lint does not leave the chart out; a link
+/// is followed only inside the repository.
+fn value_file(files: &Files, path: &Path) -> Result<(Map, Option<Node>), Failure> {
+    let shown = path.display();
+    let text = match files.file(path) {
+        Some(id) => {
+            let parsed = crate::yaml::parse(id, &files.sources.get(id).text, ParseLimits::default());
+            // The file's own `invalid-yaml` finding says why.
+            if let Some(p) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
+                let why = format!("value file `{shown}`: {}", p.message);
+                return Err(Failure::of_kind(FailureKind::Unknown, why));
+            }
+            let root = parsed.documents.into_iter().next().map(|d| d.root);
+            return match root.as_ref().map(to_value) {
+                Some(Value::Object(m)) => Ok((m, root)),
+                Some(Value::Null) | None => Ok((Map::new(), root)),
+                Some(_) => Err(Failure::of_kind(
+                    FailureKind::Invalid,
+                    format!("value file `{shown}` is not a mapping"),
+                )),
+            };
+        }
+        None => match files.follow(path) {
+            Linked::Inside(real) => files.read_extra(&real),
+            Linked::Outside => return Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}` is a symbolic link that leads outside the repository: Argo CD refuses such a repository, and gitops-lint does not follow it"),
+            )),
+            Linked::Missing => Err(Unread::Missing),
+        },
+    };
+    match text {
+        Ok(text) => match super::values::read_yaml(&text) {
+            Ok(Value::Object(m)) => Ok((m, None)),
+            Ok(Value::Null) => Ok((Map::new(), None)),
+            Ok(_) => Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}` is not a mapping"),
+            )),
+            Err(e) => Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}`: {e}"),
+            )),
+        },
+        Err(Unread::Skipped(why)) => Err(Failure::of_kind(
+            FailureKind::Limit,
+            format!("value file `{shown}` is not read: {why}"),
+        )),
+        Err(_) => Err(Failure::of_kind(
+            FailureKind::Unknown,
+            format!("value file `{shown}` is not read"),
+        )),
+    }
 }
 
 /// Renders a chart that no Application deploys but that holds Argo CD objects (an app-of-apps
