@@ -1307,6 +1307,25 @@ spec:
             .any(|(r, at)| r == "no-cluster-admin" && at.starts_with("charts/web/")),
         "{found:?}"
     );
+    // A dependency Argo CD fetches is unknown offline; the chart's own templates still render.
+    let d = tempfile::tempdir().unwrap();
+    chart_repo(
+        d.path(),
+        &[(
+            "charts/web/Chart.yaml",
+            "apiVersion: v2\nname: web\nversion: 0.1.0\ndependencies:\n  - {name: nginx, version: 1.0.0, repository: 'https://charts.example.com'}\n",
+        )],
+    );
+    let found = rules_at(&json(&lint_chart_repo(d.path(), &[], LIMIT)));
+    assert!(
+        found
+            .iter()
+            .any(|(r, at)| r == "no-cluster-admin" && at.starts_with("charts/web/")),
+        "{found:?}"
+    );
+
+    let d = tempfile::tempdir().unwrap();
+    chart_repo(d.path(), &[("apps/web.yaml", app)]);
     let globbed = app.replace("[hidden.yaml]", "['value*.yaml']");
     chart_repo(d.path(), &[("apps/web.yaml", &globbed)]);
     let found = rules_at(&json(&lint_chart_repo(d.path(), &[], LIMIT)));

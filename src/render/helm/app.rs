@@ -6,7 +6,7 @@ use super::values::{to_value, Map};
 use super::{argo, Failure, FailureKind, Loaded, Manifest, ManifestKind, Renders, ValueAt};
 use crate::model::Object;
 use crate::render::graph::{push_built, Graph, ValueFile};
-use crate::render::{Files, Linked, Problem, ProblemKind, Unread};
+use crate::render::{Files, Linked, Note, Problem, ProblemKind, Unread};
 use crate::yaml::{FileId, Node, ParseLimits, ProblemKind::InvalidYaml, Span};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -226,6 +226,15 @@ fn render_chart(
             return Ok(None);
         }
     };
+    if let Some(missing) = super::unvendored(&chart.chart) {
+        g.notes.push(Note {
+            span: report.unwrap_or(provenance.fallback),
+            message: format!(
+                "Helm chart rendered without what it does not vendor: {}",
+                missing.message
+            ),
+        });
+    }
     let mut objects = Vec::new();
     for m in manifests.iter() {
         objects.extend(objects_of(m, provenance, &chart.chart.dir));

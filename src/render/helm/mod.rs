@@ -215,25 +215,57 @@ fn leaves(v: &Value, path: &mut Vec<String>, out: &mut foldhash::HashMap<usize, 
 /// Renders `chart` as `helm template` would, with `opts`.
 pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Manifest>, Failure> {
     // `helm template` refuses a chart whose dependencies are not all in charts/
-    // (cmd/helm/install.go), but Argo CD's repo-server first runs `helm dependency build`,
-    // which fetches them: offline they are unknown, and nothing is guessed.
+    // (cmd/helm/install.go).
+    if let Some(missing) = unvendored(chart) {
+        return Err(missing);
+    }
+    render_vendored(chart, opts, work)
+}
+
+/// What of `chart` Argo CD renders that the repository holds. Argo CD's repo-server runs
+/// `helm dependency build` first, which fetches the dependencies `charts/` lacks: offline
+/// they are unknown and nothing is guessed about them, but the chart's own templates and the
+/// subcharts it vendors render as they would beside them, so that naming a dependency does not
+/// keep the chart from being checked. Where they fail without it, the failure is unknown.
+pub fn render_known(
+    chart: &Chart,
+    opts: &Options,
+    work: &mut Work,
+) -> Result<Vec<Manifest>, Failure> {
+    match (unvendored(chart), render_vendored(chart, opts, work)) {
+        (Some(missing), Err(f)) if f.kind == FailureKind::Invalid => Err(Failure {
+            kind: FailureKind::Unknown,
+            message: format!("{}; without it: {}", missing.message, f.message),
+            ..f
+        }),
+        (_, rendered) => rendered,
+    }
+}
+
+/// The dependencies of `Chart.yaml` that `charts/` does not hold, as a failure.
+pub fn unvendored(chart: &Chart) -> Option<Failure> {
     let missing: Vec<&str> = chart
         .deps
         .iter()
         .filter(|r| !chart.subcharts.iter().any(|c| c.name == r.name))
         .map(|r| r.name.as_str())
         .collect();
-    if !missing.is_empty() {
-        return Err(Failure {
-            kind: FailureKind::Unknown,
-            message: format!(
+    (!missing.is_empty()).then(|| {
+        Failure::of_kind(
+            FailureKind::Unknown,
+            format!(
                 "dependency {} not in charts/ (Argo CD fetches it with `helm dependency build`)",
                 missing.join(", ")
             ),
-            at: None,
-            values: Vec::new(),
-        });
-    }
+        )
+    })
+}
+
+fn render_vendored(
+    chart: &Chart,
+    opts: &Options,
+    work: &mut Work,
+) -> Result<Vec<Manifest>, Failure> {
     let mut user = Map::new();
     for v in &opts.values {
         values::merge_maps(&mut user, v.clone());

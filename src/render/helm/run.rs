@@ -8,7 +8,7 @@
 //! in the order the graph meets the Application.
 
 use super::chart::{Chart, LoadError};
-use super::{render, Failure, FailureKind, Manifest, Options, WORK_STEPS};
+use super::{render_known as render, Failure, FailureKind, Manifest, Options, WORK_STEPS};
 use crate::render::budget::{Budget, Ledger, RunMeter, BYTES_PER_STEP};
 use foldhash::HashMap;
 use rayon::prelude::*;

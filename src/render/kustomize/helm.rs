@@ -264,6 +264,18 @@ impl Kustomizer<'_> {
                 return Local::Yes;
             }
         };
+        if let Some(Ok(chart)) = self.helm.load(&chart_dir, &root) {
+            if let Some(missing) = helm::unvendored(&chart.chart) {
+                self.opaque = true;
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!(
+                        "`helmCharts` `{name}` rendered without what it does not vendor: {}",
+                        missing.message
+                    ),
+                });
+            }
+        }
         let skip_hooks = flag(item, "skipHooks");
         let file = item.span.file;
         for m in manifests.iter() {
