@@ -112,13 +112,11 @@ impl Kustomizer<'_> {
             (Some(node), file) => {
                 let Some(Value::Object(inline)) = crate::yaml::to_go_json(node, MAX_VALUES_DEPTH)
                 else {
-                    self.notes.push(Note {
-                        span: item.span,
-                        message: format!(
-                            "`helmCharts` `{name}` not rendered: `valuesInline` nests too deep"
-                        ),
-                    });
-                    self.opaque = true;
+                    self.not_rendered(
+                        helm::FailureKind::Limit,
+                        format!("`valuesInline` nests deeper than {MAX_VALUES_DEPTH} levels"),
+                        item.span,
+                    );
                     return Err(Local::Yes);
                 };
                 match (merge, file) {
@@ -354,11 +352,11 @@ impl Kustomizer<'_> {
                 Err(e) => e,
             },
             Err(Unread::Skipped(why)) => {
-                self.opaque = true;
-                self.notes.push(Note {
-                    span: item.span,
-                    message: format!("`{shown}` not rendered: {why}"),
-                });
+                self.not_rendered(
+                    helm::FailureKind::Limit,
+                    format!("values file `{shown}` is not read: {why}"),
+                    item.span,
+                );
                 return None;
             }
             Err(Unread::Missing) => "no such file in the repository".into(),
@@ -370,6 +368,14 @@ impl Kustomizer<'_> {
         self.problems
             .push(problem(item.span, message, "fix the path"));
         None
+    }
+
+    /// An entry the repository keeps from being rendered (past a bound here): a finding at
+    /// the entry, never only a note, and what it would add is unknown to the build.
+    fn not_rendered(&mut self, kind: helm::FailureKind, message: String, span: crate::yaml::Span) {
+        self.opaque = true;
+        let f = helm::Failure::of_kind(kind, message);
+        self.problems.extend(helm::not_rendered(&f, span));
     }
 
     /// `helm template`'s release name as kustomize asks for it (`AsHelmArgs`, then helm's
