@@ -97,7 +97,7 @@ pub struct Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
     Invalid,
-    /// Helm renders it, but something it calls has no offline meaning here (`genCA`).
+    /// Helm renders it, but something it calls is not evaluated offline (`toToml`).
     Unsupported,
     /// Past a bound of this renderer: the chart's own work budget, output size, depth.
     Limit,

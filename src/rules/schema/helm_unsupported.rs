@@ -6,7 +6,7 @@ rule! {
     category: Schema,
     severity: Warning,
     fix: None,
-    summary: "A local Helm chart that Helm renders but gitops-lint cannot offline (`genCA`, a value file glob): nothing it deploys is checked",
+    summary: "A local Helm chart that Helm renders but gitops-lint cannot offline (`toToml`, a value file glob): nothing it deploys is checked",
     check: Check::Graph(check),
 }
 
