@@ -237,7 +237,21 @@ fn render_chart(
     }
     let mut objects = Vec::new();
     for m in manifests.iter() {
-        objects.extend(objects_of(m, provenance, &chart.chart.dir));
+        match objects_of(m, provenance, &chart.chart.dir) {
+            Ok(found) => objects.extend(found),
+            Err(why) => {
+                let span = provenance
+                    .file(&m.path)
+                    .map_or(report.unwrap_or(provenance.fallback), |id| {
+                        Span::new(id, 0, 0)
+                    });
+                let f = Failure::of_kind(
+                    FailureKind::Limit,
+                    format!("a document {} renders is not read: {why}", m.source),
+                );
+                g.problems.extend(not_rendered(&f, span));
+            }
+        }
     }
     Ok(Some(objects))
 }
@@ -400,13 +414,15 @@ fn find<'n>(root: &'n Node, keys: &[&str]) -> Option<&'n Node> {
 }
 
 /// The objects of one rendered document. A CRD file is printed as written, so its nodes keep
-/// their own places; a template's output points where [`Provenance`] says.
-fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Vec<Object> {
+/// their own places; a template's output points where [`Provenance`] says. `Err` when the
+/// document is past the parser's bounds (nesting, aliases, nodes), with why: Helm has read it
+/// already, so it is not invalid, only not read here.
+fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Result<Vec<Object>, String> {
     let id: Option<FileId> = p.file(&m.path);
     let file = id.unwrap_or(p.fallback.file);
     let parsed = crate::yaml::parse(file, &m.text, ParseLimits::default());
-    if parsed.problems.iter().any(|p| p.kind == InvalidYaml) {
-        return Vec::new();
+    if let Some(problem) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
+        return Err(problem.message.clone());
     }
     let mut docs = parsed.documents;
     let verbatim = m.kind == ManifestKind::Crd && id.is_some();
@@ -421,7 +437,7 @@ fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Vec<Object> {
     for o in &mut objects {
         o.generated = true;
     }
-    objects
+    Ok(objects)
 }
 
 /// The span of the character at 1-based `line` and `col` of a linted file.
