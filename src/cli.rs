@@ -858,7 +858,7 @@ fn render_chart(
 ) -> Result<i32, String> {
     use crate::render::helm;
     let root = crate::repo::find_root(dir, Markers::ConfigOrGit);
-    let chart = helm::load(dir, &root).map_err(|e| e.0)?;
+    let chart = helm::load(dir, &root).map_err(|e| e.message)?;
     let mut values = Vec::new();
     for file in &args.values {
         let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -1012,9 +1012,18 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             crate::text::plural(cut_short, "file", "files")
         );
     }
-    let failing = fail_on
-        .threshold()
-        .is_some_and(|t| cut_short > 0 || outcome.findings.iter().any(|f| f.severity >= t));
+    // Charts left unrendered by the run's Helm budget are a finding each; the run fails even
+    // where a suppression or a severity hides them.
+    let charts_cut = outcome.graph.helm_cut;
+    if charts_cut > 0 && fail_on.threshold().is_some() {
+        eprintln!(
+            "gitops-lint: {} not rendered, past the run's budget for Helm: the run fails, since what they deploy was not checked",
+            crate::text::plural(charts_cut, "chart", "charts")
+        );
+    }
+    let failing = fail_on.threshold().is_some_and(|t| {
+        cut_short > 0 || charts_cut > 0 || outcome.findings.iter().any(|f| f.severity >= t)
+    });
     // The process ends next: freeing every parsed and rendered tree one node at a time would
     // only delay the exit.
     std::mem::forget(outcome);

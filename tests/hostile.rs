@@ -1043,8 +1043,9 @@ fn tar_header(name: &str, size: u64) -> [u8; 512] {
 }
 
 /// A chart archive in `charts/` that names a file above its folder, or unpacks to far more than
-/// a chart may hold: the chart is not rendered, with helm's reason, nothing is written, and the
-/// run goes on.
+/// a chart may hold: the chart is not rendered, with helm's reason (a `helm-error`, as Helm
+/// refuses it too) or the bound it passed (`helm-render-limit`), nothing is written, and the run
+/// goes on.
 #[test]
 fn hostile_chart_archives_are_refused() {
     use std::io::Write;
@@ -1056,11 +1057,15 @@ spec:
   source: {repoURL: 'https://example.com/r.git', path: chart, targetRevision: HEAD}
   destination: {server: 'https://kubernetes.default.svc', namespace: web}
 ";
-    let cases: [(&str, &str); 2] = [
-        ("traversal", "chart illegally references parent directory"),
-        ("bomb", "more"),
+    let cases: [(&str, &str, &str); 2] = [
+        (
+            "traversal",
+            "helm-error",
+            "chart illegally references parent directory",
+        ),
+        ("bomb", "helm-render-limit", "more"),
     ];
-    for (case, expected) in cases {
+    for (case, rule, expected) in cases {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
         std::fs::write(d.join("good.yaml"), GOOD).unwrap();
@@ -1106,20 +1111,423 @@ spec:
             LIMIT,
         );
         let report = checked(&run);
-        let notes: Vec<String> = report["summary"]["not_rendered"]
+        let found: Vec<String> = report["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|n| n["message"].as_str().unwrap().to_string())
+            .filter(|f| f["rule"] == rule && f["file"] == "app.yaml")
+            .map(|f| f["message"].as_str().unwrap().to_string())
             .collect();
         assert!(
-            notes
+            found
                 .iter()
                 .any(|n| n.contains("dep-1.0.0.tgz") && n.contains(expected)),
-            "{case}: {notes:?}"
+            "{case}: {report:#}"
         );
         assert!(
             !d.join("escaped.txt").exists() && !d.parent().unwrap().join("escaped.txt").exists()
         );
     }
+}
+
+/// A repository whose one Application deploys `charts/web` (a `ClusterRoleBinding` to
+/// `cluster-admin`, which the repository's policy forbids) and whose kustomization renders the
+/// same chart through `helmCharts`; `extra` adds files.
+fn chart_repo(d: &Path, extra: &[(&str, &str)]) {
+    let files: &[(&str, &str)] = &[
+        (
+            ".gitops-lint.yaml",
+            "repo-urls: ['https://example.com/r.git']\n",
+        ),
+        (
+            ".gitops-lint/policies/no-cluster-admin.yaml",
+            "id: no-cluster-admin
+severity: error
+summary: No binding to cluster-admin
+message: binding to cluster-admin
+help: bind a narrower role
+match: {kind: ClusterRoleBinding, objects: rendered}
+condition: object.roleRef.name == 'cluster-admin'
+",
+        ),
+        ("good.yaml", GOOD),
+        (
+            "apps/web.yaml",
+            "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: web
+  source:
+    repoURL: 'https://example.com/r.git'
+    path: charts/web
+    targetRevision: HEAD
+  destination: {server: 'https://kubernetes.default.svc', namespace: web}
+",
+        ),
+        (
+            "charts/web/Chart.yaml",
+            "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+        ),
+        ("charts/web/values.yaml", "{}\n"),
+        (
+            "charts/web/templates/binding.yaml",
+            "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: '{{ .Release.Name }}-admin'}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{kind: ServiceAccount, name: default, namespace: web}]
+",
+        ),
+        (
+            "kustomization.yaml",
+            "helmCharts:\n  - name: web\n    releaseName: kweb\nhelmGlobals: {chartHome: charts}\n",
+        ),
+    ];
+    for (path, text) in files.iter().chain(extra) {
+        let p = d.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+fn lint_chart_repo(d: &Path, extra_args: &[&str], limit: Duration) -> Run {
+    let mut args = vec![
+        "--format",
+        "json",
+        "--repo-url",
+        "https://example.com/r.git",
+    ];
+    args.extend(extra_args);
+    args.push(".");
+    run_in(d, &args, limit)
+}
+
+fn rules_at(report: &serde_json::Value) -> Vec<(String, String)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap().to_string(),
+                format!("{}:{}", f["file"].as_str().unwrap(), f["start"]["line"]),
+            )
+        })
+        .collect()
+}
+
+/// One line a pull request adds to a template (past a bound of the renderer, or calling what
+/// is not evaluated offline) keeps the chart from being rendered. It must not keep the chart
+/// from being checked: the cause is a finding at that line, an error for a bound (the run
+/// fails, as the policy finding it hides would have made it), a warning a trusted config can
+/// raise for a function Helm renders; never only a note. The same through `helmCharts`.
+#[test]
+fn one_line_does_not_hide_a_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    chart_repo(dir.path(), &[]);
+    let run = lint_chart_repo(dir.path(), &[], LIMIT);
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let found = rules_at(&json(&run));
+    assert!(
+        found.iter().any(|(r, _)| r == "no-cluster-admin"),
+        "{found:?}"
+    );
+
+    let bounds: &[(&str, &str)] = &[
+        ("value", "{{ repeat 5000000 \"x\" | quote }}"),
+        (
+            "recursion",
+            "{{- define \"r\" }}{{ include \"r\" . }}{{ end }}{{ include \"r\" . }}",
+        ),
+        (
+            "range",
+            "{{- range until 1000 }}{{ range until 1000 }}.{{ end }}{{ end }}",
+        ),
+    ];
+    for (case, line) in bounds {
+        // Deployed by the Application and the kustomization, then by the kustomization alone.
+        for app in [None, Some("# no Application\n")] {
+            let d = tempfile::tempdir().unwrap();
+            let template = format!("data:\n  pad: x\n{line}\n");
+            let mut extra = vec![("charts/web/templates/pad.yaml", template.as_str())];
+            extra.extend(app.map(|a| ("apps/web.yaml", a)));
+            chart_repo(d.path(), &extra);
+            let run = lint_chart_repo(d.path(), &[], BUDGET_LIMIT);
+            assert_eq!(run.code, 1, "{case}: stderr: {}", run.stderr);
+            let found = rules_at(&json(&run));
+            let at = "charts/web/templates/pad.yaml:3".to_string();
+            assert!(
+                found.contains(&("helm-render-limit".to_string(), at)),
+                "{case} {app:?}: {found:?}"
+            );
+        }
+    }
+
+    // A function whose output is random in Helm has a stand-in: the chart is checked.
+    let d = tempfile::tempdir().unwrap();
+    let template = "data:\n  pad: x\n{{- $ca := genCA \"web\" 365 }}\n";
+    chart_repo(d.path(), &[("charts/web/templates/pad.yaml", template)]);
+    let run = lint_chart_repo(d.path(), &[], LIMIT);
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+    let found = rules_at(&json(&run));
+    assert!(
+        found.iter().any(|(r, _)| r == "no-cluster-admin"),
+        "{found:?}"
+    );
+
+    // A function Helm renders and gitops-lint does not: a warning, raised by a trusted config.
+    let d = tempfile::tempdir().unwrap();
+    let template = "data:\n  pad: x\n{{- $t := toToml .Values }}\n";
+    chart_repo(d.path(), &[("charts/web/templates/pad.yaml", template)]);
+    let run = lint_chart_repo(d.path(), &[], LIMIT);
+    let found = rules_at(&json(&run));
+    let at = "charts/web/templates/pad.yaml:3".to_string();
+    assert!(
+        found.contains(&("helm-unsupported".to_string(), at.clone())),
+        "{found:?}"
+    );
+    let trusted = tempfile::tempdir().unwrap();
+    let config = trusted.path().join("trusted.yaml");
+    std::fs::write(&config, "rules:\n  severity: {helm-unsupported: error}\n").unwrap();
+    let run = lint_chart_repo(
+        d.path(),
+        &["--trusted-config", config.to_str().unwrap()],
+        LIMIT,
+    );
+    assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+
+    // A value file the Application names is read for the render even when the lint leaves it
+    // out (an ignore file in the pull request), and a glob is not expanded but said.
+    let d = tempfile::tempdir().unwrap();
+    let app = "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: argocd}
+spec:
+  project: web
+  source:
+    repoURL: 'https://example.com/r.git'
+    path: charts/web
+    targetRevision: HEAD
+    helm:
+      valueFiles: [hidden.yaml]
+  destination: {server: 'https://kubernetes.default.svc', namespace: web}
+";
+    chart_repo(
+        d.path(),
+        &[
+            ("apps/web.yaml", app),
+            (".ignore", "hidden.yaml\n"),
+            ("charts/web/hidden.yaml", "replicas: 1\n"),
+        ],
+    );
+    let found = rules_at(&json(&lint_chart_repo(d.path(), &[], LIMIT)));
+    assert!(
+        found
+            .iter()
+            .any(|(r, at)| r == "no-cluster-admin" && at.starts_with("charts/web/")),
+        "{found:?}"
+    );
+    // A dependency Argo CD fetches is unknown offline; the chart's own templates still render.
+    let d = tempfile::tempdir().unwrap();
+    chart_repo(
+        d.path(),
+        &[(
+            "charts/web/Chart.yaml",
+            "apiVersion: v2\nname: web\nversion: 0.1.0\ndependencies:\n  - {name: nginx, version: 1.0.0, repository: 'https://charts.example.com'}\n",
+        )],
+    );
+    let found = rules_at(&json(&lint_chart_repo(d.path(), &[], LIMIT)));
+    assert!(
+        found
+            .iter()
+            .any(|(r, at)| r == "no-cluster-admin" && at.starts_with("charts/web/")),
+        "{found:?}"
+    );
+
+    let d = tempfile::tempdir().unwrap();
+    chart_repo(d.path(), &[("apps/web.yaml", app)]);
+    let globbed = app.replace("[hidden.yaml]", "['value*.yaml']");
+    chart_repo(d.path(), &[("apps/web.yaml", &globbed)]);
+    let found = rules_at(&json(&lint_chart_repo(d.path(), &[], LIMIT)));
+    assert!(
+        found
+            .iter()
+            .any(|(r, at)| r == "helm-unsupported" && at == "apps/web.yaml:11"),
+        "{found:?}"
+    );
+}
+
+/// A chart whose render costs most of one chart's Helm budget (about 420 million steps, half a
+/// second of a debug build: 3,000 copies of a 4 MB string), with the values `seed` shows.
+fn costly_chart(d: &Path) {
+    let files: &[(&str, &str)] = &[
+        (
+            ".gitops-lint.yaml",
+            "repo-urls: ['https://example.com/r.git']\n",
+        ),
+        ("good.yaml", GOOD),
+        (
+            ".gitops-lint/policies/rendered.yaml",
+            "id: rendered-configmap
+severity: info
+summary: A ConfigMap an Application renders
+message: rendered
+help: nothing to do
+match: {kind: ConfigMap, objects: rendered}
+condition: 'true'
+",
+        ),
+        (
+            "charts/costly/Chart.yaml",
+            "apiVersion: v2\nname: costly\nversion: 0.1.0\n",
+        ),
+        ("charts/costly/values.yaml", "rounds: 30\n"),
+        (
+            "charts/costly/templates/cm.yaml",
+            "apiVersion: v1
+kind: ConfigMap
+metadata: {name: '{{ .Release.Name }}'}
+data:
+  seed: {{ .Values.seed | default 0 | quote }}
+{{- $s := repeat 4000000 \"x\" }}
+{{- range until (int .Values.rounds) }}{{ range until 100 }}{{ $t := printf \"%s\" $s }}{{ end }}{{ end }}
+",
+        ),
+    ];
+    for (path, text) in files {
+        let p = d.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+}
+
+/// An Application of the costly chart: with a `seed`, its own values; without, the release
+/// name and values every other such Application has too (one chart deployed to many clusters).
+fn costly_app(name: &str, seed: Option<usize>) -> String {
+    let values = match seed {
+        Some(s) => format!("\n    helm: {{valuesObject: {{seed: {s}}}}}"),
+        None => "\n    helm: {releaseName: costly}".to_string(),
+    };
+    format!(
+        "apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {{name: {name}, namespace: argocd}}
+spec:
+  project: default
+  source:
+    repoURL: 'https://example.com/r.git'
+    path: charts/costly
+    targetRevision: HEAD{values}
+  destination: {{server: 'https://kubernetes.default.svc', namespace: costly}}
+---
+"
+    )
+}
+
+/// All the Helm rendering of a run shares one budget: kustomize `helmCharts` entries first, in
+/// path order, then Applications in the order the graph meets them. Each render below costs most
+/// of a chart's own budget, and with distinct values none is a render done before: the two
+/// kustomizations render, the Applications after them are each a `helm-render-limit` error at
+/// their source, and the run fails even where the repository's config turns the rule off. Which
+/// charts the budget stops does not depend on the threads.
+#[test]
+fn helm_renders_share_one_run_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    costly_chart(d);
+    let apps: String = (0..4)
+        .map(|i| costly_app(&format!("app-{i}"), Some(i)))
+        .collect();
+    std::fs::write(d.join("apps.yaml"), apps).unwrap();
+    for k in ["k1", "k2"] {
+        let chart = d.join(k).join("charts/costly/templates");
+        std::fs::create_dir_all(&chart).unwrap();
+        for f in ["Chart.yaml", "values.yaml", "templates/cm.yaml"] {
+            std::fs::copy(
+                d.join("charts/costly").join(f),
+                d.join(k).join("charts/costly").join(f),
+            )
+            .unwrap();
+        }
+        std::fs::write(
+            d.join(k).join("kustomization.yaml"),
+            format!("helmCharts:\n  - name: costly\n    releaseName: {k}\n    valuesInline: {{seed: {k}}}\n"),
+        )
+        .unwrap();
+    }
+    let lint = |threads: &str, config: &str| {
+        std::fs::write(
+            d.join(".gitops-lint.yaml"),
+            format!("repo-urls: ['https://example.com/r.git']\n{config}"),
+        )
+        .unwrap();
+        let run = run_in(
+            d,
+            &["--format", "json", "--threads", threads, "."],
+            BUDGET_LIMIT,
+        );
+        assert_eq!(run.code, 1, "stderr: {}", run.stderr);
+        assert!(
+            run.max_rss_kib < MAX_RSS_KIB,
+            "peak memory {} KiB",
+            run.max_rss_kib
+        );
+        (json(&run), run.stderr)
+    };
+    let (one, stderr) = lint("1", "");
+    let (two, _) = lint("2", "");
+    assert_eq!(rules_at(&one), rules_at(&two));
+    let cut: Vec<String> = rules_at(&one)
+        .into_iter()
+        .filter(|(r, _)| r == "helm-render-limit")
+        .map(|(_, at)| at)
+        .collect();
+    assert_eq!(
+        cut,
+        [
+            "apps.yaml:8",
+            "apps.yaml:20",
+            "apps.yaml:32",
+            "apps.yaml:44"
+        ],
+        "{one:#}"
+    );
+    assert!(
+        stderr.contains("past the run's budget for Helm"),
+        "{stderr}"
+    );
+    let (off, _) = lint("2", "rules: {ignore: [helm-render-limit]}\n");
+    assert!(!rules_at(&off).iter().any(|(r, _)| r == "helm-render-limit"));
+}
+
+/// Applications that deploy one chart with the same values render it once: a thousand of them on
+/// a chart that costs most of its own budget take one render, not a thousand (which would also
+/// spend the run's budget), and each still gets the chart's objects.
+#[test]
+fn one_chart_for_a_thousand_applications_renders_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    costly_chart(d);
+    let apps: String = (0..1000)
+        .map(|i| costly_app(&format!("app-{i}"), None))
+        .collect();
+    std::fs::write(d.join("apps.yaml"), apps).unwrap();
+    let run = run_in(
+        d,
+        &["--format", "json", "--fail-on", "never", "."],
+        BUDGET_LIMIT,
+    );
+    let report = checked(&run);
+    let rendered: u64 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "rendered-configmap")
+        .map(|f| f["occurrences"].as_u64().unwrap())
+        .sum();
+    assert_eq!(rendered, 1000, "{report:#}");
+    assert!(!rules_at(&report)
+        .iter()
+        .any(|(r, _)| r.starts_with("helm-")));
 }

@@ -1,5 +1,5 @@
 //! Work budgets for the engines the render stage runs on untrusted input: the ApplicationSet
-//! template engine today, a Helm renderer tomorrow. The caller makes a [`Budget`] for one
+//! template engine and the Helm renderer. The caller makes a [`Budget`] for one
 //! unit of rendering (one ApplicationSet: all its generators, parameter sets, fields and
 //! `templatePatch`) and passes it into every engine call, so the cost of one unit cannot
 //! multiply with its fields or parameter sets. Work is counted in steps, never in time, so
@@ -8,7 +8,7 @@
 //! A run as a whole is bounded too: [`RunMeter`] is what every unit's budget adds to. Units
 //! render in parallel, so which unit crosses the run's limit first depends on timing; a unit
 //! stopped by the meter ([`Exhausted::Run`]) is therefore only a hint to its caller, which
-//! decides in a fixed order (see [`Budget::allowance`]) and renders again what the hint cut.
+//! decides in a fixed order (see [`Ledger`]) and renders again what the hint cut.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -92,21 +92,6 @@ impl Budget {
         }
     }
 
-    /// What the unit that comes after units that spent `spent` steps in all may spend: the
-    /// rule that makes a run's outcome independent of the order units ran in.
-    pub fn allowance(spent: u64) -> u64 {
-        UNIT_STEPS.min(RUN_STEPS.saturating_sub(spent))
-    }
-
-    /// The budget of the unit that comes after units that spent `spent` steps in all.
-    pub fn after(spent: u64) -> Budget {
-        let limit = Budget::allowance(spent);
-        Budget {
-            cut: limit < UNIT_STEPS,
-            ..Budget::new(limit)
-        }
-    }
-
     /// Whether this budget ran out because the run's did.
     pub fn run_spent(&self) -> bool {
         match self.exhausted {
@@ -157,6 +142,67 @@ impl Budget {
     }
 }
 
+/// A run's budget spent unit after unit in a fixed order (file order, path order), whatever
+/// order the units were rendered in: each unit may spend what the run has left, up to a unit's
+/// own limit. Units rendered in parallel under a [`RunMeter`] are checked against it with
+/// [`Ledger::accepts`]; one it refuses is rendered again with [`Ledger::budget`].
+#[derive(Debug, Clone, Copy)]
+pub struct Ledger {
+    unit: u64,
+    run: u64,
+    spent: u64,
+}
+
+impl Ledger {
+    pub fn new(unit: u64, run: u64) -> Ledger {
+        Ledger {
+            unit,
+            run,
+            spent: 0,
+        }
+    }
+
+    /// What the next unit may spend.
+    pub fn allowance(&self) -> u64 {
+        self.unit.min(self.run.saturating_sub(self.spent))
+    }
+
+    /// The next unit's budget.
+    pub fn budget(&self) -> Budget {
+        let limit = self.allowance();
+        Budget {
+            cut: limit < self.unit,
+            ..Budget::new(limit)
+        }
+    }
+
+    /// Whether a unit rendered ahead under the run's meter did the work the next unit would
+    /// do with its allowance: it finished within it, or stopped at the same limit.
+    pub fn accepts(&self, done: &Budget) -> bool {
+        let allowance = self.allowance();
+        match done.exhausted() {
+            None => done.used() <= allowance,
+            Some(Exhausted::Unit) => allowance == done.limit(),
+            Some(Exhausted::Run) => false,
+        }
+    }
+
+    /// Charges the next unit's work.
+    pub fn spend(&mut self, used: u64) {
+        self.spent = self.spent.saturating_add(used.min(self.allowance()));
+    }
+
+    /// What the run has left.
+    pub fn left(&self) -> u64 {
+        self.run.saturating_sub(self.spent)
+    }
+
+    /// Whether the run has nothing left.
+    pub fn spent(&self) -> bool {
+        self.allowance() == 0
+    }
+}
+
 /// Bytes handled per step: copying 64 bytes costs about as much as one step of evaluation.
 pub const BYTES_PER_STEP: usize = 64;
 
@@ -184,8 +230,29 @@ mod tests {
 
     #[test]
     fn allowances_shrink_to_nothing_as_the_run_spends() {
-        assert_eq!(Budget::allowance(0), UNIT_STEPS);
-        assert_eq!(Budget::allowance(RUN_STEPS - 5), 5);
-        assert_eq!(Budget::allowance(RUN_STEPS + 5), 0);
+        let mut ledger = Ledger::new(UNIT_STEPS, RUN_STEPS);
+        assert_eq!(ledger.allowance(), UNIT_STEPS);
+        for _ in 0..3 {
+            ledger.spend(UNIT_STEPS);
+        }
+        ledger.spend(UNIT_STEPS - 5);
+        assert_eq!(ledger.allowance(), 5);
+        assert!(ledger.budget().limit() == 5 && !ledger.spent());
+        ledger.spend(10);
+        assert_eq!(ledger.allowance(), 0);
+        assert!(ledger.spent());
+    }
+
+    #[test]
+    fn work_done_ahead_stands_only_where_the_allowance_would_have_done_the_same() {
+        let mut ledger = Ledger::new(100, 150);
+        let mut finished = Budget::new(100);
+        finished.charge(60).unwrap();
+        assert!(ledger.accepts(&finished));
+        let mut stopped = Budget::new(100);
+        assert!(stopped.charge(101).is_err());
+        assert!(ledger.accepts(&stopped));
+        ledger.spend(100);
+        assert!(!ledger.accepts(&finished) && !ledger.accepts(&stopped));
     }
 }

@@ -1,7 +1,8 @@
 //! The object graph: every object the repository deploys, the Applications that deploy them,
 //! and which Application renders which.
 
-use super::budget::{Budget, Exhausted, RunMeter, RUN_STEPS, UNIT_STEPS};
+use super::budget::{Budget, Ledger, RunMeter, RUN_STEPS, UNIT_STEPS};
+use super::helm::Renders;
 use super::kustomize::{Found, Kustomizer};
 use super::{appset, FileDocs, Files, Note, Problem, ProblemKind};
 use crate::model::Object;
@@ -79,6 +80,9 @@ pub struct Graph {
     pub repo: Repo,
     /// Application index by unit.
     pub app_of_unit: HashMap<usize, usize>,
+    /// Helm renders the run's budget for Helm stopped: the run fails, as past its other
+    /// ceilings.
+    pub helm_cut: usize,
 }
 
 impl Graph {
@@ -178,7 +182,9 @@ fn bootstrap_charts(files: &Files) -> std::collections::VecDeque<PathBuf> {
 
 pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     let files = Files::new(sources, docs, &repo.roots);
-    let mut kz = Kustomizer::new(&files);
+    let mut renders = Renders::default();
+    let helm = super::kustomize::prefill_helm(&files, &mut renders);
+    let mut kz = Kustomizer::new(&files).with_helm(helm.clone());
     let mut g = Graph {
         repo,
         ..Graph::default()
@@ -211,7 +217,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         .par_chunks(ROOTS_PER_BUILDER)
         .with_max_len(1)
         .map(|chunk| {
-            let mut kz = Kustomizer::new(&files);
+            let mut kz = Kustomizer::new(&files).with_helm(helm.clone());
             // Shared here, on the builder's thread: the merge below only moves pointers.
             let objects = chunk
                 .iter()
@@ -281,7 +287,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
             (u, (expansion, budget))
         })
         .collect();
-    let mut spent: u64 = 0;
+    let mut ledger = Ledger::new(UNIT_STEPS, RUN_STEPS);
     let mut next = 0;
     let mut bootstrap = bootstrap_charts(&files);
     loop {
@@ -297,7 +303,8 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
                     .any(|s| matches!(&s.kind, SourceKind::Helm(d) if *d == dir))
             });
             if !deployed {
-                if let Err(why) = super::helm::render_standalone(&mut g, &dir, &files) {
+                if let Err(why) = super::helm::render_standalone(&mut g, &mut renders, &dir, &files)
+                {
                     if let Some(id) = files.file(&dir.join("Chart.yaml")) {
                         g.notes.push(Note {
                             span: Span::new(id, 0, 0),
@@ -318,23 +325,16 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         // The loop only adds units: what was read up front still holds.
         debug_assert!(class == Class::of(&g.units[u]));
         if class == Class::AppSet {
-            let allowance = Budget::allowance(spent);
-            // An expansion made in parallel stands when a run with this allowance would have
-            // done the same work: it finished within it, or stopped at the same limit.
-            let done = expanded.remove(&u).filter(|(_, b)| match b.exhausted() {
-                None => b.used() <= allowance,
-                Some(Exhausted::Unit) => allowance == b.limit(),
-                Some(Exhausted::Run) => false,
-            });
+            let done = expanded.remove(&u).filter(|(_, b)| ledger.accepts(b));
             let (expansion, used) = match done {
                 Some((e, b)) => (e, b.used()),
                 None => {
-                    let mut budget = Budget::after(spent);
+                    let mut budget = ledger.budget();
                     let e = expand(obj, &g.repo, &mut budget);
                     (e, budget.used())
                 }
             };
-            spent = spent.saturating_add(used.min(allowance));
+            ledger.spend(used);
             g.problems.extend(expansion.problems);
             g.notes.extend(expansion.notes);
             let ids = push_units(&mut g, expansion.apps, false);
@@ -354,6 +354,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         }
         resolve_sources(
             &mut g,
+            &mut renders,
             app,
             &files,
             &mut kz,
@@ -391,6 +392,7 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
     }
     g.problems.extend(kz.problems);
     g.notes.extend(kz.notes);
+    g.helm_cut = renders.cut;
     g.notes.sort();
     g.notes.dedup();
     g
@@ -502,6 +504,7 @@ pub fn app_sources(spec: &Node) -> Vec<&Node> {
 
 fn resolve_sources(
     g: &mut Graph,
+    renders: &mut Renders,
     app: usize,
     files: &Files,
     kz: &mut Kustomizer,
@@ -621,7 +624,7 @@ fn resolve_sources(
             continue;
         }
         if files.file(&dir.join("Chart.yaml")).is_some() {
-            match super::helm::render_source(g, &obj, s, &dir, value_files, files, span) {
+            match super::helm::render_source(g, renders, &obj, s, &dir, value_files, files, span) {
                 Ok(units) => {
                     rendered.extend(units);
                     infos.push(info(SourceKind::Helm(dir)));
@@ -833,7 +836,12 @@ fn check_value_files(
                 ignore_missing,
                 help,
             });
-            out.push(ValueFile::Unknown(format!("value file `{text}` is a glob")));
+            // Which files a glob reads depends on the Argo CD release; it is not expanded here,
+            // but the repository wrote it, so the chart left unrendered is a finding.
+            out.push(ValueFile::Unsupported(
+                format!("value file `{text}` is a glob, which is not expanded offline"),
+                item.span,
+            ));
             continue;
         }
         if files.exists(&p) {
@@ -867,6 +875,9 @@ pub(super) enum ValueFile {
     File(PathBuf, Span),
     /// Not read here, for this reason: the chart is not rendered rather than guessed.
     Unknown(String),
+    /// In the repository, but not followed offline: the chart is not rendered, as a finding
+    /// at the entry.
+    Unsupported(String, Span),
 }
 
 /// Whether Argo CD reads a value file as a glob (`isGlobPath`: `*`, `?` or `[`).

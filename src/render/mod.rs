@@ -74,6 +74,10 @@ pub enum ProblemKind {
     /// A local Helm chart that `helm template` refuses to render with the Application's
     /// values.
     Helm,
+    /// A local Helm chart past a bound of the renderer (its own or the run's): not rendered.
+    HelmLimit,
+    /// A local Helm chart that calls what is not evaluated offline: not rendered.
+    HelmUnsupported,
 }
 
 /// Something deliberately not rendered (remote, Helm, plugins): said once, never guessed.
@@ -189,7 +193,8 @@ pub fn build_kustomization(
     dir: &Path,
 ) -> (Vec<Object>, Vec<Problem>) {
     let files = Files::new(sources, docs, &[root.to_path_buf()]);
-    let mut kz = kustomize::Kustomizer::new(&files);
+    let helm = kustomize::prefill_helm(&files, &mut helm::Renders::default());
+    let mut kz = kustomize::Kustomizer::new(&files).with_helm(helm);
     let objects = kz.build(&normalize(dir));
     (objects, kz.problems)
 }

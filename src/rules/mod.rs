@@ -318,6 +318,8 @@ registry! {
     schema::ref_source_unused,
     schema::kustomize_error,
     schema::helm_error,
+    schema::helm_render_limit,
+    schema::helm_unsupported,
     schema::appset_template_error,
     schema::appset_template_patch_go_syntax,
     schema::appset_missingkey_not_error,

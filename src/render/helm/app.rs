@@ -3,21 +3,24 @@
 //! into the files it came from.
 
 use super::values::{to_value, Map};
-use super::{argo, chart, FailureKind, Manifest, ManifestKind, ValueAt, WORK_STEPS};
+use super::{argo, Failure, FailureKind, Loaded, Manifest, ManifestKind, Renders, ValueAt};
 use crate::model::Object;
-use crate::render::budget::Budget as Work;
 use crate::render::graph::{push_built, Graph, ValueFile};
-use crate::render::{Files, Problem, ProblemKind};
+use crate::render::{Files, Linked, Note, Problem, ProblemKind, Unread};
 use crate::yaml::{FileId, Node, ParseLimits, ProblemKind::InvalidYaml, Span};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// Renders the chart in `dir` for `app`'s `source`; the units made, or why nothing was.
-/// `at` is where the Application names the source: a failure no template locates is
-/// reported there.
+/// Renders the chart in `dir` for `app`'s `source`; the units made. `at` is where the
+/// Application names the source: a failure no template locates is reported there. A failure
+/// the repository can cause is a problem; `Err` says why the chart was not rendered when
+/// nothing in the repository decides it (a value file of another repository, a dependency
+/// Argo CD fetches), to be noted.
+#[allow(clippy::too_many_arguments)]
 pub(in crate::render) fn render(
     g: &mut Graph,
+    renders: &mut Renders,
     app: &Object,
     source: &Node,
     dir: &Path,
@@ -30,25 +33,22 @@ pub(in crate::render) fn render(
     // Where values are written, the highest precedence first: what a printed value points at.
     let mut written: Vec<Node> = Vec::new();
     for v in value_files {
-        let (path, _) = match v {
+        let (path, span) = match v {
             ValueFile::Unknown(why) => return Err(why),
+            ValueFile::Unsupported(why, span) => {
+                let f = Failure::of_kind(FailureKind::Unsupported, why);
+                return report(g, &f, span, None).map(|()| Vec::new());
+            }
             ValueFile::File(path, span) => (path, span),
         };
-        let id = files
-            .file(&path)
-            .ok_or_else(|| format!("value file `{}` is not read", path.display()))?;
-        let parsed = crate::yaml::parse(id, &files.sources.get(id).text, ParseLimits::default());
-        if let Some(p) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
-            return Err(format!("value file `{}`: {}", path.display(), p.message));
+        match value_file(files, &path) {
+            Ok((map, root)) => {
+                values.push(map);
+                written.extend(root);
+                inputs.push(path);
+            }
+            Err(f) => return report(g, &f, span, None).map(|()| Vec::new()),
         }
-        let root = parsed.documents.into_iter().next().map(|d| d.root);
-        match root.as_ref().map(to_value) {
-            Some(Value::Object(m)) => values.push(m),
-            Some(Value::Null) | None => {}
-            Some(_) => return Err(format!("value file `{}` is not a mapping", path.display())),
-        }
-        written.extend(root);
-        inputs.push(path);
     }
     written.reverse();
     if let Some(helm) = source.get("helm") {
@@ -63,40 +63,116 @@ pub(in crate::render) fn render(
         .and_then(|d| d.str_at("namespace"))
         .unwrap_or("");
     let name = app.name.as_deref().unwrap_or("");
-    let opts = argo::options(source, name, namespace, values)?;
+    let opts = match argo::options(source, name, namespace, values) {
+        Ok(o) => o,
+        Err(f) => return report(g, &f, at, Some(&f.message)).map(|()| Vec::new()),
+    };
     let root = files.root_of(dir);
-    let chart = chart::load(dir, &root).map_err(|e| e.0)?;
+    let chart = match renders.load(dir, &root) {
+        Ok(c) => c,
+        Err(e) => {
+            let f = Failure::of_kind(e.kind, e.message);
+            return report(g, &f, at, None).map(|()| Vec::new());
+        }
+    };
     let provenance = Provenance {
         files,
         written,
         defaults: std::cell::RefCell::new(Vec::new()),
         fallback: app.root.span,
     };
-    let Some(objects) = render_chart(g, &chart, &opts, &provenance, Some(at))? else {
+    let Some(objects) = render_chart(g, renders, &chart, &opts, &provenance, Some(at))? else {
         return Ok(Vec::new());
     };
-    chart.paths(&mut inputs);
+    chart.chart.paths(&mut inputs);
     inputs.sort();
     inputs.dedup();
     Ok(push_built(g, objects, Arc::from(inputs)))
+}
+
+/// The values of the file at `path`, with its tree when it is a linted file (what a printed
+/// value points at). A file the lint leaves out (ignored, excluded) is read all the same, as
+/// Argo CD reads it, so that leaving it out of the lint does not leave the chart out; a link
+/// is followed only inside the repository.
+fn value_file(files: &Files, path: &Path) -> Result<(Map, Option<Node>), Failure> {
+    let shown = path.display();
+    let text = match files.file(path) {
+        Some(id) => {
+            let parsed = crate::yaml::parse(id, &files.sources.get(id).text, ParseLimits::default());
+            // The file's own `invalid-yaml` finding says why.
+            if let Some(p) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
+                let why = format!("value file `{shown}`: {}", p.message);
+                return Err(Failure::of_kind(FailureKind::Unknown, why));
+            }
+            let root = parsed.documents.into_iter().next().map(|d| d.root);
+            return match root.as_ref().map(to_value) {
+                Some(Value::Object(m)) => Ok((m, root)),
+                Some(Value::Null) | None => Ok((Map::new(), root)),
+                Some(_) => Err(Failure::of_kind(
+                    FailureKind::Invalid,
+                    format!("value file `{shown}` is not a mapping"),
+                )),
+            };
+        }
+        None => match files.follow(path) {
+            Linked::Inside(real) => files.read_extra(&real),
+            Linked::Outside => return Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}` is a symbolic link that leads outside the repository: Argo CD refuses such a repository, and gitops-lint does not follow it"),
+            )),
+            Linked::Missing => Err(Unread::Missing),
+        },
+    };
+    match text {
+        Ok(text) => match super::values::read_yaml(&text) {
+            Ok(Value::Object(m)) => Ok((m, None)),
+            Ok(Value::Null) => Ok((Map::new(), None)),
+            Ok(_) => Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}` is not a mapping"),
+            )),
+            Err(e) => Err(Failure::of_kind(
+                FailureKind::Invalid,
+                format!("value file `{shown}`: {e}"),
+            )),
+        },
+        Err(Unread::Skipped(why)) => Err(Failure::of_kind(
+            FailureKind::Limit,
+            format!("value file `{shown}` is not read: {why}"),
+        )),
+        Err(_) => Err(Failure::of_kind(
+            FailureKind::Unknown,
+            format!("value file `{shown}` is not read"),
+        )),
+    }
 }
 
 /// Renders a chart that no Application deploys but that holds Argo CD objects (an app-of-apps
 /// chart installed by hand, `argocd app create --path`): with its own defaults, as
 /// `helm template` renders it, keeping only the `argoproj.io` objects, so that the
 /// Applications it writes take part in the graph. The values it is really installed with
-/// are not known: a failure is a note, never a finding, and its workloads are not linted.
+/// are not known: a failure Helm shares is a note, never a finding, and its workloads are not
+/// linted; a bound of the renderer or a function it cannot evaluate is a finding, as
+/// anywhere.
 pub(in crate::render) fn render_standalone(
     g: &mut Graph,
+    renders: &mut Renders,
     dir: &Path,
     files: &Files,
 ) -> Result<Vec<usize>, String> {
     let root = files.root_of(dir);
-    let chart = chart::load(dir, &root).map_err(|e| e.0)?;
     let fallback = files
         .file(&dir.join("Chart.yaml"))
         .map(|id| Span::new(id, 0, 0))
         .ok_or("Chart.yaml is not read")?;
+    let chart = match renders.load(dir, &root) {
+        Ok(c) => c,
+        Err(e) if e.kind == FailureKind::Invalid => return Err(e.message),
+        Err(e) => {
+            let f = Failure::of_kind(e.kind, e.message);
+            return report(g, &f, fallback, None).map(|()| Vec::new());
+        }
+    };
     // `helm template DIR` with nothing else given, as Argo CD passes `--include-crds`.
     let opts = super::Options {
         include_crds: true,
@@ -108,31 +184,32 @@ pub(in crate::render) fn render_standalone(
         defaults: std::cell::RefCell::new(Vec::new()),
         fallback,
     };
-    let objects = render_chart(g, &chart, &opts, &provenance, None)?.unwrap_or_default();
+    let objects = render_chart(g, renders, &chart, &opts, &provenance, None)?.unwrap_or_default();
     let objects: Vec<Object> = objects
         .into_iter()
         .filter(|o| o.group() == "argoproj.io")
         .collect();
     let mut inputs = Vec::new();
-    chart.paths(&mut inputs);
+    chart.chart.paths(&mut inputs);
     inputs.sort();
     inputs.dedup();
     Ok(push_built(g, objects, Arc::from(inputs)))
 }
 
-/// The objects `chart` renders to with `opts`. A failure Helm shares is a `helm-error`
-/// problem when `report` says where the chart is deployed (then `None`), else the reason
-/// nothing was rendered.
+/// The objects `chart` renders to with `opts`. A failure is a problem at the template line
+/// it names, else at the value it is about, else at `report` (where the chart is deployed)
+/// and then `None`; `Err` says why nothing was rendered when that is only noted: Helm's own
+/// failure on a chart's defaults (`report` is `None`), or what is not known offline.
 fn render_chart(
     g: &mut Graph,
-    chart: &chart::Chart,
+    renders: &mut Renders,
+    chart: &Loaded,
     opts: &super::Options,
     provenance: &Provenance,
     report: Option<Span>,
 ) -> Result<Option<Vec<Object>>, String> {
     let files = provenance.files;
-    let mut work = Work::new(WORK_STEPS);
-    let manifests = match super::render(chart, opts, &mut work) {
+    let manifests = match renders.render(chart, opts) {
         Ok(m) => m,
         Err(f) if f.kind == FailureKind::Invalid && report.is_none() => {
             return Err(format!(
@@ -140,34 +217,97 @@ fn render_chart(
                 f.message
             ))
         }
-        Err(f) if f.kind == FailureKind::Invalid => {
+        Err(f) => {
             let at = report.unwrap_or(provenance.fallback);
-            let span =
-                f.at.as_ref()
-                    .and_then(|(path, line, col)| locate(files, path, *line, *col))
-                    .or_else(|| written_value(&provenance.written, &f.values))
-                    .unwrap_or(at);
-            g.problems.push(Problem {
-                kind: ProblemKind::Helm,
-                span,
-                message: format!(
-                    "`helm template` fails for this chart: {}",
-                    f.message.trim_end()
-                ),
-                help: "Argo CD renders nothing for this source and the Application cannot sync; fix the values or the template".into(),
-            });
+            let span = failure_span(files, &f)
+                .or_else(|| written_value(&provenance.written, &f.values))
+                .unwrap_or(at);
+            self::report(g, &f, span, None)?;
             return Ok(None);
         }
-        Err(f) if f.kind == FailureKind::Unsupported => {
-            return Err(format!("not evaluated offline: {}", f.message))
-        }
-        Err(f) => return Err(format!("past a bound of the renderer: {}", f.message)),
     };
+    if let Some(missing) = super::unvendored(&chart.chart) {
+        g.notes.push(Note {
+            span: report.unwrap_or(provenance.fallback),
+            message: format!(
+                "Helm chart rendered without what it does not vendor: {}",
+                missing.message
+            ),
+        });
+    }
     let mut objects = Vec::new();
-    for m in manifests {
-        objects.extend(objects_of(&m, provenance, &chart.dir));
+    for m in manifests.iter() {
+        match objects_of(m, provenance, &chart.chart.dir) {
+            Ok(found) => objects.extend(found),
+            Err(why) => {
+                let span = provenance
+                    .file(&m.path)
+                    .map_or(report.unwrap_or(provenance.fallback), |id| {
+                        Span::new(id, 0, 0)
+                    });
+                let f = Failure::of_kind(
+                    FailureKind::Limit,
+                    format!("a document {} renders is not read: {why}", m.source),
+                );
+                g.problems.extend(not_rendered(&f, span));
+            }
+        }
     }
     Ok(Some(objects))
+}
+
+/// Records why a chart was not rendered: a problem of the rule that owns the cause, or, for
+/// what nothing in the repository decides, `Err` with `note` (else the failure's message)
+/// for the caller to note.
+fn report(g: &mut Graph, f: &Failure, span: Span, note: Option<&str>) -> Result<(), String> {
+    match not_rendered(f, span) {
+        Some(p) => {
+            g.problems.push(p);
+            Ok(())
+        }
+        None => Err(note.unwrap_or(f.message.trim_end()).to_string()),
+    }
+}
+
+/// The problem a chart left unrendered by `f` is, at `span`; `None` for what nothing in the
+/// repository decides ([`FailureKind::Unknown`]), which is only noted.
+pub(in crate::render) fn not_rendered(f: &Failure, span: Span) -> Option<Problem> {
+    let message = f.message.trim_end();
+    let (kind, message, help) = match f.kind {
+        FailureKind::Unknown => return None,
+        FailureKind::Invalid => (
+            ProblemKind::Helm,
+            format!("`helm template` fails for this chart: {message}"),
+            "Argo CD renders nothing for this source and the Application cannot sync; fix the values or the template",
+        ),
+        FailureKind::Limit => (
+            ProblemKind::HelmLimit,
+            format!("this chart is not rendered, so nothing it deploys is checked: {message}"),
+            "a chart past a bound of gitops-lint's Helm renderer is not linted at all; keep the template within the bounds (README, Resource limits)",
+        ),
+        FailureKind::Run => (
+            ProblemKind::HelmLimit,
+            format!("this chart is not rendered, so nothing it deploys is checked, and the run fails: {message}"),
+            "Applications that share a chart and values render it once; lint fewer distinct charts in one run",
+        ),
+        FailureKind::Unsupported => (
+            ProblemKind::HelmUnsupported,
+            format!("`helm template` renders this chart, but gitops-lint cannot offline, so nothing it deploys is checked: {message}"),
+            "review what this chart deploys by hand; a trusted config can make this an error",
+        ),
+    };
+    Some(Problem {
+        kind,
+        span,
+        message,
+        help: help.into(),
+    })
+}
+
+/// The template line a failure names, when it is a linted file.
+pub(in crate::render) fn failure_span(files: &Files, f: &Failure) -> Option<Span> {
+    let (path, line, col) = f.at.as_ref()?;
+    locate(files, path, *line, *col)
 }
 
 /// Where rendered nodes point: the template text or action that wrote them, or the values
@@ -274,13 +414,15 @@ fn find<'n>(root: &'n Node, keys: &[&str]) -> Option<&'n Node> {
 }
 
 /// The objects of one rendered document. A CRD file is printed as written, so its nodes keep
-/// their own places; a template's output points where [`Provenance`] says.
-fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Vec<Object> {
+/// their own places; a template's output points where [`Provenance`] says. `Err` when the
+/// document is past the parser's bounds (nesting, aliases, nodes), with why: Helm has read it
+/// already, so it is not invalid, only not read here.
+fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Result<Vec<Object>, String> {
     let id: Option<FileId> = p.file(&m.path);
     let file = id.unwrap_or(p.fallback.file);
     let parsed = crate::yaml::parse(file, &m.text, ParseLimits::default());
-    if parsed.problems.iter().any(|p| p.kind == InvalidYaml) {
-        return Vec::new();
+    if let Some(problem) = parsed.problems.iter().find(|p| p.kind == InvalidYaml) {
+        return Err(problem.message.clone());
     }
     let mut docs = parsed.documents;
     let verbatim = m.kind == ManifestKind::Crd && id.is_some();
@@ -295,7 +437,7 @@ fn objects_of(m: &Manifest, p: &Provenance, top: &Path) -> Vec<Object> {
     for o in &mut objects {
         o.generated = true;
     }
-    objects
+    Ok(objects)
 }
 
 /// The span of the character at 1-based `line` and `col` of a linted file.

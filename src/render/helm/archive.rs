@@ -20,9 +20,7 @@ impl<R: Read> Read for Capped<R> {
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
-                _ => Err(std::io::Error::other(
-                    "the archive unpacks to more bytes than a chart may hold",
-                )),
+                _ => Err(std::io::Error::other(TOO_LARGE)),
             };
         }
         let want = buf
@@ -31,6 +29,40 @@ impl<R: Read> Read for Capped<R> {
         let n = self.inner.read(&mut buf[..want])?;
         self.left = self.left.saturating_sub(n as u64);
         Ok(n)
+    }
+}
+
+const TOO_LARGE: &str = "the archive unpacks to more bytes than a chart may hold";
+
+/// Why an archive was refused: Helm refuses it too, or it is past a chart's bounds.
+#[derive(Debug)]
+pub(super) enum Refused {
+    Invalid(String),
+    Limit(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Invalid(m) | Refused::Limit(m) => f.write_str(m),
+        }
+    }
+}
+
+impl From<std::io::Error> for Refused {
+    fn from(e: std::io::Error) -> Refused {
+        let message = e.to_string();
+        if message == TOO_LARGE {
+            Refused::Limit(message)
+        } else {
+            Refused::Invalid(message)
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Refused {
+        Refused::Invalid(message)
     }
 }
 
@@ -47,22 +79,22 @@ pub(super) fn files(
     data: &[u8],
     max_bytes: u64,
     max_files: usize,
-) -> Result<(FileList, u64), String> {
+) -> Result<(FileList, u64), Refused> {
     let mut capped = Capped {
         inner: flate2::read::MultiGzDecoder::new(data),
         left: max_bytes,
     };
     let mut archive = tar::Archive::new(&mut capped);
-    let entries = archive.entries().map_err(|e| e.to_string())?;
+    let entries = archive.entries()?;
     let mut out: FileList = Vec::new();
     let mut count = 0usize;
     for entry in entries {
-        let mut entry = entry.map_err(|e| e.to_string())?;
+        let mut entry = entry?;
         count += 1;
         if count > max_files {
-            return Err(format!(
+            return Err(Refused::Limit(format!(
                 "the archive holds more than {max_files} entries; not rendered"
-            ));
+            )));
         }
         let header = entry.header();
         let flag = header.entry_type().as_byte();
@@ -78,7 +110,7 @@ pub(super) fn files(
         let name = entry_name(&raw_name)?;
         let mut bytes = Vec::new();
         if !HEADER_ONLY.contains(&flag) {
-            entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            entry.read_to_end(&mut bytes)?;
         }
         if bytes.starts_with(b"\xEF\xBB\xBF") {
             bytes.drain(..3);
@@ -86,7 +118,7 @@ pub(super) fn files(
         out.push((name, bytes));
     }
     if out.is_empty() {
-        return Err("no files in chart archive".to_string());
+        return Err("no files in chart archive".to_string().into());
     }
     Ok((out, max_bytes - capped.left))
 }
@@ -198,30 +230,32 @@ pub(super) mod tests {
     fn hostile_archives_fail_cleanly() {
         let parent = tgz(&[("dep/../../etc/passwd", b'0', b"x")]);
         assert_eq!(
-            files(&parent, 1 << 20, 100).unwrap_err(),
+            files(&parent, 1 << 20, 100).unwrap_err().to_string(),
             "chart illegally references parent directory"
         );
         let absolute = tgz(&[("dep//etc/passwd", b'0', b"x")]);
         assert_eq!(
-            files(&absolute, 1 << 20, 100).unwrap_err(),
+            files(&absolute, 1 << 20, 100).unwrap_err().to_string(),
             "chart illegally contains absolute paths"
         );
         let top = tgz(&[("Chart.yaml", b'0', b"name: x\n")]);
         assert!(files(&top, 1 << 20, 100)
             .unwrap_err()
+            .to_string()
             .contains("outside the base directory"));
         let drive = tgz(&[("dep\\c:\\x", b'0', b"x")]);
         assert_eq!(
-            files(&drive, 1 << 20, 100).unwrap_err(),
+            files(&drive, 1 << 20, 100).unwrap_err().to_string(),
             "chart contains illegally named files"
         );
         // A megabyte of zeros compresses to a kilobyte; the bound stops it unpacking.
         let big = vec![0u8; 1 << 20];
         let bomb = tgz(&[("dep/Chart.yaml", b'0', &big)]);
         assert!(bomb.len() < 8 << 10);
-        assert!(files(&bomb, 64 << 10, 100)
-            .unwrap_err()
-            .contains("more bytes than a chart may hold"));
+        assert!(matches!(
+            files(&bomb, 64 << 10, 100),
+            Err(Refused::Limit(m)) if m.contains("more bytes than a chart may hold")
+        ));
         let many: Vec<(String, u8, &[u8])> = (0..20)
             .map(|i| (format!("dep/f{i}"), b'0', &b""[..]))
             .collect();
@@ -229,10 +263,13 @@ pub(super) mod tests {
             many.iter().map(|(n, f, d)| (n.as_str(), *f, *d)).collect();
         assert!(files(&tgz(&many), 1 << 20, 10)
             .unwrap_err()
+            .to_string()
             .contains("more than 10 entries"));
         assert!(files(b"not gzip at all", 1 << 20, 10).is_err());
         assert_eq!(
-            files(&tgz(&[("dep/", b'5', b"")]), 1 << 20, 10).unwrap_err(),
+            files(&tgz(&[("dep/", b'5', b"")]), 1 << 20, 10)
+                .unwrap_err()
+                .to_string(),
             "no files in chart archive"
         );
     }

@@ -5,7 +5,7 @@
 //! `forceString`), `skipCrds`, `skipTests`, `kubeVersion` and `apiVersions`.
 
 use super::values::{read_yaml, to_value, Map};
-use super::Options;
+use super::{Failure, FailureKind, Options};
 use crate::yaml::typing;
 use crate::yaml::Node;
 use serde_json::Value;
@@ -17,7 +17,7 @@ pub fn options(
     app_name: &str,
     namespace: &str,
     value_files: Vec<Map>,
-) -> Result<Options, String> {
+) -> Result<Options, Failure> {
     let mut opts = Options {
         release_name: app_name.to_string(),
         namespace: if namespace.is_empty() {
@@ -63,7 +63,9 @@ pub fn options(
     let inline = match (helm.get("valuesObject"), helm.get("values")) {
         (Some(obj), _) if obj.is_map() => Some(to_value(obj)),
         (_, Some(v)) => match v.as_str() {
-            Some(s) => Some(read_yaml(s).map_err(|e| format!("`values` is not YAML: {e}"))?),
+            Some(s) => Some(read_yaml(s).map_err(|e| {
+                Failure::of_kind(FailureKind::Invalid, format!("`values` is not YAML: {e}"))
+            })?),
             None if v.is_map() => Some(to_value(v)),
             None => None,
         },
@@ -72,7 +74,12 @@ pub fn options(
     match inline {
         Some(Value::Object(m)) => opts.values.push(m),
         Some(Value::Null) | None => {}
-        Some(_) => return Err("`values` is not a mapping".into()),
+        Some(_) => {
+            return Err(Failure::of_kind(
+                FailureKind::Invalid,
+                "`values` is not a mapping",
+            ))
+        }
     }
     // Parameters become two maps, `--set` then `--set-string`, a later name replacing an
     // earlier one; commas are escaped unless the value is a `{...}` list
@@ -108,13 +115,20 @@ pub fn options(
         .get("fileParameters")
         .is_some_and(|f| !f.items().is_empty())
     {
-        return Err("`fileParameters` are not read offline".into());
+        return Err(Failure::of_kind(
+            FailureKind::Unsupported,
+            "`fileParameters` are not read offline",
+        ));
     }
     if [&opts.release_name, &opts.namespace, &opts.kube_version]
         .iter()
         .any(|s| typing::is_template(s))
     {
-        return Err("the release name, namespace or Kubernetes version is templated".into());
+        // Left by an ApplicationSet whose parameters are not known offline.
+        return Err(Failure::of_kind(
+            FailureKind::Unknown,
+            "the release name, namespace or Kubernetes version is templated",
+        ));
     }
     Ok(opts)
 }

@@ -5,6 +5,7 @@
 //! leads to outside the repository, and within fixed bounds.
 
 use super::values::{self, Map};
+use super::FailureKind;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -57,9 +58,29 @@ pub struct Dependency {
     pub enabled: bool,
 }
 
-/// Why a chart was not loaded; the message names the file.
+/// Why a chart was not loaded; the message names the file. `kind` says whether Helm refuses
+/// the chart too ([`FailureKind::Invalid`]) or it is past a bound of this loader.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadError(pub String);
+pub struct LoadError {
+    pub message: String,
+    pub kind: FailureKind,
+}
+
+impl LoadError {
+    pub(super) fn invalid(message: String) -> LoadError {
+        LoadError {
+            message,
+            kind: FailureKind::Invalid,
+        }
+    }
+
+    fn limit(message: String) -> LoadError {
+        LoadError {
+            message,
+            kind: FailureKind::Limit,
+        }
+    }
+}
 
 struct Budget {
     files: usize,
@@ -82,7 +103,7 @@ pub fn load(dir: &Path, root: &Path) -> Result<Chart, LoadError> {
     };
     let real_root = dot(root)
         .canonicalize()
-        .map_err(|e| LoadError(format!("{}: {e}", root.display())))?;
+        .map_err(|e| LoadError::invalid(format!("{}: {e}", root.display())))?;
     let mut budget = Budget {
         files: 0,
         bytes: 0,
@@ -99,7 +120,7 @@ use super::archive::FileList;
 fn read_tree(dir: &Path, real_root: &Path, budget: &mut Budget) -> Result<FileList, LoadError> {
     let real_dir = dir
         .canonicalize()
-        .map_err(|e| LoadError(format!("{}: {e}", dir.display())))?;
+        .map_err(|e| LoadError::invalid(format!("{}: {e}", dir.display())))?;
     if !real_dir.starts_with(real_root) || crate::paths::in_git_data(&real_dir, real_root) {
         return Err(outside(dir));
     }
@@ -139,13 +160,13 @@ fn walk(
     chart: &Path,
 ) -> Result<(), LoadError> {
     if depth > 64 {
-        return Err(LoadError(format!(
+        return Err(LoadError::limit(format!(
             "{}: folders nest too deep",
             path.display()
         )));
     }
     let mut entries: Vec<(String, std::path::PathBuf, bool)> = std::fs::read_dir(path)
-        .map_err(|e| LoadError(format!("{}: {e}", path.display())))?
+        .map_err(|e| LoadError::invalid(format!("{}: {e}", path.display())))?
         .flatten()
         .map(|e| {
             let link = e.file_type().map_or(true, |t| t.is_symlink());
@@ -170,15 +191,15 @@ fn walk(
         // component of it, a tenth of loading a large chart.
         let real = if link {
             full.canonicalize()
-                .map_err(|e| LoadError(format!("{}: {e}", full.display())))?
+                .map_err(|e| LoadError::invalid(format!("{}: {e}", full.display())))?
         } else {
             real_dir.join(&name)
         };
         if !real.starts_with(real_root) || (link && crate::paths::in_git_data(&real, real_root)) {
             return Err(outside(&full));
         }
-        let meta =
-            std::fs::metadata(&real).map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
+        let meta = std::fs::metadata(&real)
+            .map_err(|e| LoadError::invalid(format!("{}: {e}", full.display())))?;
         if meta.is_dir() {
             // What a `.git` file points to, kept under another name.
             if !rules.ignore(&n, true) && !crate::paths::is_git_dir(&real) {
@@ -200,7 +221,7 @@ fn walk(
             continue;
         }
         if !meta.is_file() {
-            return Err(LoadError(format!(
+            return Err(LoadError::invalid(format!(
                 "cannot load irregular file {} as it has file mode type bits set",
                 full.display()
             )));
@@ -208,13 +229,13 @@ fn walk(
         budget.files += 1;
         budget.bytes += meta.len();
         if budget.files > MAX_FILES || budget.bytes > MAX_BYTES {
-            return Err(LoadError(format!(
+            return Err(LoadError::limit(format!(
                 "{}: the chart holds more than {MAX_FILES} files or {MAX_BYTES} bytes; not rendered",
                 chart.display()
             )));
         }
-        let mut data =
-            std::fs::read(&real).map_err(|e| LoadError(format!("{}: {e}", full.display())))?;
+        let mut data = std::fs::read(&real)
+            .map_err(|e| LoadError::invalid(format!("{}: {e}", full.display())))?;
         if data.starts_with(b"\xEF\xBB\xBF") {
             data.drain(..3);
         }
@@ -225,7 +246,7 @@ fn walk(
 
 /// The error for a path that leads outside the repository, or into its git data.
 fn outside(path: &Path) -> LoadError {
-    LoadError(format!(
+    LoadError::invalid(format!(
         "{}: a link leads outside the repository; not followed",
         path.display()
     ))
@@ -239,7 +260,7 @@ fn from_files(
     budget: &mut Budget,
 ) -> Result<Chart, LoadError> {
     if depth > MAX_DEPTH {
-        return Err(LoadError(format!(
+        return Err(LoadError::limit(format!(
             "{}: subcharts nest deeper than {MAX_DEPTH} levels",
             dir.display()
         )));
@@ -247,15 +268,17 @@ fn from_files(
     let chart_yaml = files
         .iter()
         .find(|(n, _)| n == "Chart.yaml")
-        .ok_or_else(|| LoadError(format!("{}: Chart.yaml file is missing", dir.display())))?;
+        .ok_or_else(|| {
+            LoadError::invalid(format!("{}: Chart.yaml file is missing", dir.display()))
+        })?;
     let text = |data: &[u8], what: &str| {
         String::from_utf8(data.to_vec())
-            .map_err(|_| LoadError(format!("{}/{what}: not UTF-8 text", dir.display())))
+            .map_err(|_| LoadError::invalid(format!("{}/{what}: not UTF-8 text", dir.display())))
     };
     let meta_json = values::read_yaml(&text(&chart_yaml.1, "Chart.yaml")?)
-        .map_err(|e| LoadError(format!("cannot load Chart.yaml: {e}")))?;
+        .map_err(|e| LoadError::invalid(format!("cannot load Chart.yaml: {e}")))?;
     let Value::Object(raw_meta) = meta_json else {
-        return Err(LoadError(format!(
+        return Err(LoadError::invalid(format!(
             "{}: cannot load Chart.yaml: not a mapping",
             dir.display()
         )));
@@ -292,12 +315,12 @@ fn from_files(
             }
             "values.yaml" => {
                 let v = values::read_yaml(&text(&data, "values.yaml")?)
-                    .map_err(|e| LoadError(format!("cannot load values.yaml: {e}")))?;
+                    .map_err(|e| LoadError::invalid(format!("cannot load values.yaml: {e}")))?;
                 chart.values = match v {
                     Value::Object(m) => m,
                     Value::Null => Map::new(),
                     _ => {
-                        return Err(LoadError(
+                        return Err(LoadError::invalid(
                             "cannot load values.yaml: not a mapping".to_string(),
                         ))
                     }
@@ -333,11 +356,12 @@ fn from_files(
             continue;
         }
         let sub_dir = dir.join("charts").join(&top);
-        let wrap = |LoadError(e): LoadError| {
-            LoadError(format!(
-                "error unpacking subchart {top} in {}: {e}",
-                chart.name
-            ))
+        let wrap = |e: LoadError| LoadError {
+            message: format!(
+                "error unpacking subchart {top} in {}: {}",
+                chart.name, e.message
+            ),
+            kind: e.kind,
         };
         let loaded = if top.ends_with(".tgz") {
             // load.go: the archive is the first file of its name; a folder so named is not one.
@@ -345,12 +369,12 @@ fn from_files(
                 continue;
             };
             if !first.is_empty() {
-                return Err(LoadError(format!(
+                return Err(LoadError::invalid(format!(
                     "error unpacking subchart tar in {}: expected {top}, got {top}/{first}",
                     chart.name
                 )));
             }
-            let unpacked = unpack(&data, budget).map_err(|e| wrap(LoadError(e)))?;
+            let unpacked = unpack(&data, budget).map_err(wrap)?;
             let on_disk = archive.unwrap_or(&sub_dir);
             from_files(&sub_dir, Some(on_disk), unpacked, depth + 1, budget).map_err(wrap)?
         } else {
@@ -364,7 +388,7 @@ fn from_files(
         .subcharts
         .sort_by(|a, b| a.name.cmp(&b.name).then(a.dir.cmp(&b.dir)));
     if chart.name.is_empty() {
-        return Err(LoadError(format!(
+        return Err(LoadError::invalid(format!(
             "validation: chart.metadata.name is required ({})",
             dir.display()
         )));
@@ -373,17 +397,20 @@ fn from_files(
 }
 
 /// The files of a chart archive, counted against the chart's bounds.
-fn unpack(data: &[u8], budget: &mut Budget) -> Result<FileList, String> {
+fn unpack(data: &[u8], budget: &mut Budget) -> Result<FileList, LoadError> {
     let left = MAX_UNPACKED.saturating_sub(budget.unpacked);
     let files_left = MAX_FILES.saturating_sub(budget.files);
-    let (files, used) = super::archive::files(data, left, files_left)?;
+    let (files, used) = super::archive::files(data, left, files_left).map_err(|e| match e {
+        super::archive::Refused::Limit(m) => LoadError::limit(m),
+        super::archive::Refused::Invalid(m) => LoadError::invalid(m),
+    })?;
     budget.unpacked += used;
     budget.files += files.len();
     budget.bytes += files.iter().map(|(_, d)| d.len() as u64).sum::<u64>();
     if budget.files > MAX_FILES || budget.bytes > MAX_BYTES {
-        return Err(format!(
+        return Err(LoadError::limit(format!(
             "the chart holds more than {MAX_FILES} files or {MAX_BYTES} bytes; not rendered"
-        ));
+        )));
     }
     Ok(files)
 }
@@ -522,7 +549,7 @@ impl Ignore {
             return Ok(());
         }
         if rule.contains("**") {
-            return Err(LoadError(
+            return Err(LoadError::invalid(
                 ".helmignore: double-star (**) syntax is not supported".to_string(),
             ));
         }
@@ -630,7 +657,7 @@ mod tests {
         ]);
         std::fs::write(top.join("charts/dep-0.1.0.tgz"), &evil).unwrap();
         assert_eq!(
-            load(top, top).unwrap_err().0,
+            load(top, top).unwrap_err().message,
             "error unpacking subchart dep-0.1.0.tgz in top: chart illegally references parent directory"
         );
         let big = vec![b'#'; (MAX_BYTES + 1) as usize];
@@ -639,12 +666,13 @@ mod tests {
             ("dep/big", b'0', &big),
         ]);
         std::fs::write(top.join("charts/dep-0.1.0.tgz"), &bomb).unwrap();
-        let err = load(top, top).unwrap_err().0;
-        assert!(err.contains("more"), "{err}");
+        let err = load(top, top).unwrap_err();
+        assert!(err.message.contains("more"), "{err:?}");
+        assert_eq!(err.kind, FailureKind::Limit);
         std::fs::write(top.join("charts/dep-0.1.0.tgz"), b"plain text").unwrap();
         assert!(load(top, top)
             .unwrap_err()
-            .0
+            .message
             .starts_with("error unpacking subchart dep-0.1.0.tgz"));
     }
 }

@@ -15,13 +15,17 @@ pub mod chart;
 mod deps;
 mod host;
 mod manifests;
+mod run;
 pub mod schema;
 pub mod values;
 
-pub(in crate::render) use app::{render as render_source, render_standalone};
+pub(in crate::render) use app::{
+    failure_span, not_rendered, render as render_source, render_standalone,
+};
 
 pub use chart::{load, Chart, LoadError};
 pub use manifests::{Manifest, ManifestKind};
+pub use run::{Loaded, Prefilled, Rendered, Renders, RUN_WORK_STEPS};
 
 use crate::render::budget::Budget as Work;
 use crate::render::template::{Dialect, TemplateError, TemplateSet};
@@ -93,18 +97,29 @@ pub struct Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {
     Invalid,
+    /// Helm renders it, but something it calls is not evaluated offline (`toToml`).
     Unsupported,
+    /// Past a bound of this renderer: the chart's own work budget, output size, depth.
     Limit,
+    /// The run's budget for Helm was spent by the charts before this one.
+    Run,
+    /// What the chart needs is outside the repository (a dependency Argo CD fetches, a value
+    /// file of another repository) or cannot be known offline: noted, never guessed.
+    Unknown,
 }
 
 impl Failure {
-    fn invalid(message: impl Into<String>) -> Failure {
+    pub(crate) fn of_kind(kind: FailureKind, message: impl Into<String>) -> Failure {
         Failure {
-            kind: FailureKind::Invalid,
+            kind,
             message: message.into(),
             at: None,
             values: Vec::new(),
         }
+    }
+
+    fn invalid(message: impl Into<String>) -> Failure {
+        Failure::of_kind(FailureKind::Invalid, message)
     }
 
     /// A template error, located in the file it names (`template: NAME:LINE:COL: ...`).
@@ -200,25 +215,57 @@ fn leaves(v: &Value, path: &mut Vec<String>, out: &mut foldhash::HashMap<usize, 
 /// Renders `chart` as `helm template` would, with `opts`.
 pub fn render(chart: &Chart, opts: &Options, work: &mut Work) -> Result<Vec<Manifest>, Failure> {
     // `helm template` refuses a chart whose dependencies are not all in charts/
-    // (cmd/helm/install.go), but Argo CD's repo-server first runs `helm dependency build`,
-    // which fetches them: offline they are unknown, and nothing is guessed.
+    // (cmd/helm/install.go).
+    if let Some(missing) = unvendored(chart) {
+        return Err(missing);
+    }
+    render_vendored(chart, opts, work)
+}
+
+/// What of `chart` Argo CD renders that the repository holds. Argo CD's repo-server runs
+/// `helm dependency build` first, which fetches the dependencies `charts/` lacks: offline
+/// they are unknown and nothing is guessed about them, but the chart's own templates and the
+/// subcharts it vendors render as they would beside them, so that naming a dependency does not
+/// keep the chart from being checked. Where they fail without it, the failure is unknown.
+pub fn render_known(
+    chart: &Chart,
+    opts: &Options,
+    work: &mut Work,
+) -> Result<Vec<Manifest>, Failure> {
+    match (unvendored(chart), render_vendored(chart, opts, work)) {
+        (Some(missing), Err(f)) if f.kind == FailureKind::Invalid => Err(Failure {
+            kind: FailureKind::Unknown,
+            message: format!("{}; without it: {}", missing.message, f.message),
+            ..f
+        }),
+        (_, rendered) => rendered,
+    }
+}
+
+/// The dependencies of `Chart.yaml` that `charts/` does not hold, as a failure.
+pub fn unvendored(chart: &Chart) -> Option<Failure> {
     let missing: Vec<&str> = chart
         .deps
         .iter()
         .filter(|r| !chart.subcharts.iter().any(|c| c.name == r.name))
         .map(|r| r.name.as_str())
         .collect();
-    if !missing.is_empty() {
-        return Err(Failure {
-            kind: FailureKind::Unsupported,
-            message: format!(
+    (!missing.is_empty()).then(|| {
+        Failure::of_kind(
+            FailureKind::Unknown,
+            format!(
                 "dependency {} not in charts/ (Argo CD fetches it with `helm dependency build`)",
                 missing.join(", ")
             ),
-            at: None,
-            values: Vec::new(),
-        });
-    }
+        )
+    })
+}
+
+fn render_vendored(
+    chart: &Chart,
+    opts: &Options,
+    work: &mut Work,
+) -> Result<Vec<Manifest>, Failure> {
     let mut user = Map::new();
     for v in &opts.values {
         values::merge_maps(&mut user, v.clone());

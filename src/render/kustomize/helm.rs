@@ -6,10 +6,11 @@
 
 use super::{is_remote, problem, Kustomizer, Res};
 use crate::render::helm::{self, values::Map, ManifestKind};
-use crate::render::{Linked, Note, Unread};
+use crate::render::{Files, Linked, Note, Unread};
 use crate::yaml::{Node, ParseLimits};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// `types.HelmDefaultHome`.
 const DEFAULT_HOME: &str = "charts";
@@ -23,12 +24,7 @@ impl Kustomizer<'_> {
         let Some(entry) = k.entry("helmCharts").filter(|e| !e.value.is_null()) else {
             return;
         };
-        let home = k
-            .get("helmGlobals")
-            .and_then(|g| g.str_at("chartHome"))
-            .filter(|h| !h.is_empty())
-            .unwrap_or(DEFAULT_HOME)
-            .to_string();
+        let home = chart_home(k);
         let mut pulled = false;
         for item in entry.value.items() {
             pulled |= self.helm_chart(dir, item, &home, res) == Local::No;
@@ -43,15 +39,10 @@ impl Kustomizer<'_> {
         }
     }
 
-    /// Renders one chart into `res`; whether it was found locally.
-    fn helm_chart(&mut self, dir: &Path, item: &Node, home: &str, res: &mut Vec<Res>) -> Local {
+    /// What `helm template` is asked for one entry, or, when nothing is (a problem was
+    /// recorded, or the chart is not here), whether the chart was found locally.
+    fn helm_request(&mut self, dir: &Path, item: &Node, home: &str) -> Result<Request, Local> {
         let text = |key: &str| item.str_at(key).unwrap_or("").to_string();
-        let flag = |key: &str| {
-            matches!(
-                item.get(key).and_then(|n| crate::yaml::to_go_json(n, 1)),
-                Some(Value::Bool(true))
-            )
-        };
         let name = text("name");
         if name.is_empty() {
             self.problems.push(problem(
@@ -59,7 +50,7 @@ impl Kustomizer<'_> {
                 "a `helmCharts` entry without a `name`: kustomize fails the build (chart name cannot be empty)",
                 "name the chart",
             ));
-            return Local::Yes;
+            return Err(Local::Yes);
         }
         let merge = match text("valuesMerge").as_str() {
             "" | "override" => Merge::Override,
@@ -71,7 +62,7 @@ impl Kustomizer<'_> {
                     format!("`valuesMerge: {other}`: kustomize fails the build (valuesMerge must be one of [merge override replace])"),
                     "use `merge`, `override` or `replace`",
                 ));
-                return Local::Yes;
+                return Err(Local::Yes);
             }
         };
         let (version, repo) = (text("version"), text("repo"));
@@ -82,7 +73,7 @@ impl Kustomizer<'_> {
             format!("{home}/{name}")
         };
         let Some(chart_dir) = self.local_chart(dir, &rel) else {
-            return Local::No;
+            return Err(Local::No);
         };
         let mut values = Vec::new();
         let inline = item
@@ -98,7 +89,7 @@ impl Kustomizer<'_> {
                 (chart_dir.join("values.yaml"), format!("{rel}/values.yaml"))
             } else {
                 if self.remote_values(item, &written) {
-                    return Local::Yes;
+                    return Err(Local::Yes);
                 }
                 match self.files.resolve(dir, &written) {
                     Ok(p) => (p, written.clone()),
@@ -108,12 +99,12 @@ impl Kustomizer<'_> {
                             e.message(&written),
                             "keep the values file inside the kustomization",
                         ));
-                        return Local::Yes;
+                        return Err(Local::Yes);
                     }
                 }
             };
             let Some(map) = self.values_file(dir, item, path, &shown) else {
-                return Local::Yes;
+                return Err(Local::Yes);
             };
             Some(map)
         };
@@ -121,14 +112,12 @@ impl Kustomizer<'_> {
             (Some(node), file) => {
                 let Some(Value::Object(inline)) = crate::yaml::to_go_json(node, MAX_VALUES_DEPTH)
                 else {
-                    self.notes.push(Note {
-                        span: item.span,
-                        message: format!(
-                            "`helmCharts` `{name}` not rendered: `valuesInline` nests too deep"
-                        ),
-                    });
-                    self.opaque = true;
-                    return Local::Yes;
+                    self.not_rendered(
+                        helm::FailureKind::Limit,
+                        format!("`valuesInline` nests deeper than {MAX_VALUES_DEPTH} levels"),
+                        item.span,
+                    );
+                    return Err(Local::Yes);
                 };
                 match (merge, file) {
                     (Merge::Override, Some(mut file)) => {
@@ -155,7 +144,7 @@ impl Kustomizer<'_> {
                 continue;
             };
             if self.remote_values(extra, written) {
-                return Local::Yes;
+                return Err(Local::Yes);
             }
             let path = match self.files.resolve(dir, written) {
                 Ok(p) => p,
@@ -165,11 +154,11 @@ impl Kustomizer<'_> {
                         e.message(written),
                         "keep the values file inside the kustomization",
                     ));
-                    return Local::Yes;
+                    return Err(Local::Yes);
                 }
             };
             let Some(map) = self.values_file(dir, extra, path, written) else {
-                return Local::Yes;
+                return Err(Local::Yes);
             };
             values.push(map);
         }
@@ -181,7 +170,7 @@ impl Kustomizer<'_> {
                     message,
                     "set either `releaseName` or `nameTemplate`",
                 ));
-                return Local::Yes;
+                return Err(Local::Yes);
             }
         };
         let namespace = Some(text("namespace"))
@@ -202,36 +191,59 @@ impl Kustomizer<'_> {
             namespace,
             values,
             set: Vec::new(),
-            include_crds: flag("includeCRDs"),
-            skip_tests: flag("skipTests"),
+            include_crds: flag(item, "includeCRDs"),
+            skip_tests: flag(item, "skipTests"),
             kube_version,
             api_versions,
             // kustomize v5.5 has no option to skip it (api/types/helmchartargs.go).
             skip_schema_validation: false,
         };
-        let root = self.files.root_of(&chart_dir);
-        let chart = match helm::load(&chart_dir, &root) {
-            Ok(c) => c,
-            Err(e) => {
-                self.opaque = true;
-                self.notes.push(Note {
-                    span: item.span,
-                    message: format!("`helmCharts` `{name}` not rendered: {}", e.0),
-                });
-                return Local::Yes;
-            }
+        Ok(Request {
+            name,
+            chart_dir,
+            opts,
+        })
+    }
+
+    /// Renders one chart into `res`; whether it was found locally.
+    fn helm_chart(&mut self, dir: &Path, item: &Node, home: &str, res: &mut Vec<Res>) -> Local {
+        let Request {
+            name,
+            chart_dir,
+            opts,
+        } = match self.helm_request(dir, item, home) {
+            Ok(r) => r,
+            Err(local) => return local,
         };
-        chart.paths(&mut self.inputs);
-        let mut work = crate::render::budget::Budget::new(helm::WORK_STEPS);
-        let manifests = match helm::render(&chart, &opts, &mut work) {
+        let root = self.files.root_of(&chart_dir);
+        // Every entry was rendered before the builds, in a fixed order under the run's budget
+        // (`prefill`): an entry it did not meet is past that budget too.
+        let unmet = || {
+            helm::Failure::of_kind(
+                helm::FailureKind::Run,
+                "not rendered within the run's budget for Helm",
+            )
+        };
+        let rendered = match self.helm.load(&chart_dir, &root) {
+            Some(Ok(chart)) => {
+                chart.chart.paths(&mut self.inputs);
+                self.helm
+                    .rendered(&chart, &opts)
+                    .unwrap_or_else(|| Err(unmet()))
+            }
+            Some(Err(e)) => Err(helm::Failure::of_kind(e.kind, e.message)),
+            None => Err(unmet()),
+        };
+        let manifests = match rendered {
             Ok(m) => m,
             Err(f) if f.kind == helm::FailureKind::Invalid => {
                 let message = self.in_context(format!(
                     "`helm template` fails for chart `{name}`, so kustomize fails the build: {}",
                     f.message
                 ));
+                let span = helm::failure_span(self.files, &f).unwrap_or(item.span);
                 self.problems.push(problem(
-                    item.span,
+                    span,
                     message,
                     "fix the chart's values or templates",
                 ));
@@ -239,16 +251,32 @@ impl Kustomizer<'_> {
             }
             Err(f) => {
                 self.opaque = true;
-                self.notes.push(Note {
-                    span: item.span,
-                    message: format!("`helmCharts` `{name}` not rendered: {}", f.message),
-                });
+                let span = helm::failure_span(self.files, &f).unwrap_or(item.span);
+                match helm::not_rendered(&f, span) {
+                    Some(p) => self.problems.push(p),
+                    None => self.notes.push(Note {
+                        span: item.span,
+                        message: format!("`helmCharts` `{name}` not rendered: {}", f.message),
+                    }),
+                }
                 return Local::Yes;
             }
         };
-        let skip_hooks = flag("skipHooks");
+        if let Some(Ok(chart)) = self.helm.load(&chart_dir, &root) {
+            if let Some(missing) = helm::unvendored(&chart.chart) {
+                self.opaque = true;
+                self.notes.push(Note {
+                    span: item.span,
+                    message: format!(
+                        "`helmCharts` `{name}` rendered without what it does not vendor: {}",
+                        missing.message
+                    ),
+                });
+            }
+        }
+        let skip_hooks = flag(item, "skipHooks");
         let file = item.span.file;
-        for m in manifests {
+        for m in manifests.iter() {
             if skip_hooks && m.kind == ManifestKind::Hook {
                 continue;
             }
@@ -324,11 +352,11 @@ impl Kustomizer<'_> {
                 Err(e) => e,
             },
             Err(Unread::Skipped(why)) => {
-                self.opaque = true;
-                self.notes.push(Note {
-                    span: item.span,
-                    message: format!("`{shown}` not rendered: {why}"),
-                });
+                self.not_rendered(
+                    helm::FailureKind::Limit,
+                    format!("values file `{shown}` is not read: {why}"),
+                    item.span,
+                );
                 return None;
             }
             Err(Unread::Missing) => "no such file in the repository".into(),
@@ -340,6 +368,14 @@ impl Kustomizer<'_> {
         self.problems
             .push(problem(item.span, message, "fix the path"));
         None
+    }
+
+    /// An entry the repository keeps from being rendered (past a bound here): a finding at
+    /// the entry, never only a note, and what it would add is unknown to the build.
+    fn not_rendered(&mut self, kind: helm::FailureKind, message: String, span: crate::yaml::Span) {
+        self.opaque = true;
+        let f = helm::Failure::of_kind(kind, message);
+        self.problems.extend(helm::not_rendered(&f, span));
     }
 
     /// `helm template`'s release name as kustomize asks for it (`AsHelmArgs`, then helm's
@@ -371,6 +407,64 @@ impl Kustomizer<'_> {
             .unwrap_or("chart");
         Ok(format!("{base}-0"))
     }
+}
+
+/// A `true` boolean field of an entry (kustomize reads them as Go booleans).
+fn flag(item: &Node, key: &str) -> bool {
+    matches!(
+        item.get(key).and_then(|n| crate::yaml::to_go_json(n, 1)),
+        Some(Value::Bool(true))
+    )
+}
+
+/// `helmGlobals.chartHome`, where kustomize looks for charts.
+fn chart_home(k: &Node) -> String {
+    k.get("helmGlobals")
+        .and_then(|g| g.str_at("chartHome"))
+        .filter(|h| !h.is_empty())
+        .unwrap_or(DEFAULT_HOME)
+        .to_string()
+}
+
+/// What one `helmCharts` entry asks `helm template` for.
+struct Request {
+    name: String,
+    chart_dir: PathBuf,
+    opts: helm::Options,
+}
+
+/// Renders the `helmCharts` entries of every kustomization among the linted files (components
+/// included), in file order and then entry order, into `renders`: the run's Helm budget is
+/// spent in that order whatever the builds' threads, and each distinct chart and values once.
+/// The builds look the renders up in what this returns.
+pub fn prefill(files: &Files, renders: &mut helm::Renders) -> Arc<helm::Prefilled> {
+    let mut scratch = Kustomizer::new(files);
+    let mut requests = Vec::new();
+    for (id, d) in files.docs.iter().enumerate() {
+        let path = files.path(id as u32);
+        if !crate::discover::is_kustomization_file(path) {
+            continue;
+        }
+        let Some(k) = d.objects.first().map(|o| &o.root) else {
+            continue;
+        };
+        let Some(entry) = k.entry("helmCharts").filter(|e| !e.value.is_null()) else {
+            continue;
+        };
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let home = chart_home(k);
+        for item in entry.value.items() {
+            let Ok(req) = scratch.helm_request(&dir, item, &home) else {
+                continue;
+            };
+            let root = files.root_of(&req.chart_dir);
+            if let Ok(chart) = renders.load(&req.chart_dir, &root) {
+                requests.push((chart, req.opts));
+            }
+        }
+    }
+    renders.prefill(&requests);
+    Arc::new(renders.prefilled())
 }
 
 /// Whether a chart was found where kustomize looks for it.

@@ -20,6 +20,8 @@ mod replacements;
 mod resources;
 mod scope;
 mod transformers;
+
+pub use helm::prefill as prefill_helm;
 mod vars;
 
 use config::NameRef;
@@ -107,6 +109,8 @@ pub struct Kustomizer<'f> {
     /// `configurations:`, its own and those of every kustomization it includes (kustomize
     /// merges an included build's configuration into the including one's).
     refs: Vec<NameRef>,
+    /// The run's renders of `helmCharts` entries, made before any build ([`prefill_helm`]).
+    helm: std::sync::Arc<crate::render::helm::Prefilled>,
 }
 
 /// How deep kustomizations (resources, bases and components) may include one another. kustomize
@@ -231,7 +235,13 @@ impl<'f> Kustomizer<'f> {
             opaque: false,
             inputs: Vec::new(),
             refs: Vec::new(),
+            helm: Default::default(),
         }
+    }
+
+    /// A builder that takes `helmCharts` renders from `helm`.
+    pub fn with_helm(self, helm: std::sync::Arc<crate::render::helm::Prefilled>) -> Self {
+        Kustomizer { helm, ..self }
     }
 
     /// What this builder learnt besides objects, to hand to another thread's builder.

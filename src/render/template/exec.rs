@@ -3,8 +3,8 @@
 
 use super::format::{go_quote, strval, write_v, Out};
 use super::funcs::{
-    arity, call_func, call_helm, is_helm_func, nth, str_arg, HELM_UNSUPPORTED, IMPLEMENTED,
-    UNSUPPORTED,
+    arity, call_func, call_helm, is_helm_func, nth, random_stand_in, str_arg, HELM_UNSUPPORTED,
+    IMPLEMENTED, UNSUPPORTED,
 };
 use super::parser::{Cmd, Control, Node, Operand, Parser, Pipe, Span, TemplateCall, Term};
 use super::set::{associate, named_parse_error, Defs, Dialect, Host, Tmpl, HOST_KEY, ROOT_NAME};
@@ -1106,6 +1106,12 @@ impl<'a, 'b> Exec<'a, 'b> {
             return self.and_or(dot, name == "or", params, fin).at(span);
         }
         let helm = is_helm_func(self.dialect, name);
+        if let Some(v) = random_stand_in(name).filter(|_| self.dialect == Dialect::Helm) {
+            for param in params {
+                self.eval_arg(dot, &param.term, param.span, param.at)?;
+            }
+            return Ok(v);
+        }
         if UNSUPPORTED.contains(name) && !helm || helm && HELM_UNSUPPORTED.contains(&name) {
             return Err(Fail::unsupported(
                 format!("function {name:?} is not supported offline"),

@@ -7,6 +7,8 @@ pub mod appset_template_error;
 pub mod appset_template_patch_go_syntax;
 pub mod duplicate_key;
 pub mod helm_error;
+pub mod helm_render_limit;
+pub mod helm_unsupported;
 pub mod helm_values_missing;
 pub mod invalid_yaml;
 pub mod kustomize_error;

@@ -23,7 +23,7 @@ mod time;
 mod url;
 
 pub(super) use builtins::call_func;
-pub(super) use helm::{call_helm, is_helm_func, known_in, HELM_UNSUPPORTED};
+pub(super) use helm::{call_helm, is_helm_func, known_in, random_stand_in, HELM_UNSUPPORTED};
 pub(super) use math::cast_int;
 pub(crate) use regex::go_regex;
 
