@@ -1016,7 +1016,7 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
     // where a suppression or a severity hides them.
     let charts_cut = outcome.graph.helm_cut;
     if charts_cut > 0 && fail_on.threshold().is_some() {
-        eprintln!(
+        note!(
             "gitops-lint: {} not rendered, past the run's budget for Helm: the run fails, since what they deploy was not checked",
             crate::text::plural(charts_cut, "chart", "charts")
         );
