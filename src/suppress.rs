@@ -120,34 +120,93 @@ fn line_end(text: &str, offset: usize) -> usize {
     text[offset..].find('\n').map_or(text.len(), |i| offset + i)
 }
 
-/// The outermost node starting in `[from, to)`: an entry (key to end of value) or an item.
-fn node_on_line(node: &Node, from: usize, to: usize) -> Option<(usize, usize)> {
-    let starts = |s: Span| (from..to).contains(&(s.start as usize));
-    match &node.value {
-        Value::Map { entries, .. } => entries.iter().find_map(|e| {
-            if starts(e.key.span) {
-                Some((
-                    e.key.span.start as usize,
-                    e.value.span.end.max(e.key.span.end) as usize,
-                ))
-            } else {
-                node_on_line(&e.value, from, to)
+/// A node a directive can be about: a document's root, an entry (key to end of value) or an
+/// item.
+struct Target {
+    start: u32,
+    end: u32,
+    /// Its place in the search order: roots in turn, each before its entries and items, which
+    /// come in document order, each before what it holds (a pre-order walk).
+    order: u32,
+    /// A document's root: only a directive on a line of its own is about it.
+    root: bool,
+}
+
+/// Every node a directive of one file can be about, by where it starts: a file with many
+/// directives looks each one up here, rather than walking its documents once per directive.
+struct Targets(Vec<Target>);
+
+impl Targets {
+    fn new(roots: &[&Node]) -> Targets {
+        let mut out = Vec::new();
+        let mut push = |start: u32, end: u32, root: bool| {
+            let order = out.len() as u32;
+            out.push(Target {
+                start,
+                end,
+                order,
+                root,
+            });
+        };
+        // Iterative: nesting is bounded by the parser, but a walk need not rely on it. Work is
+        // pushed last first, so that it is met in order, and a target is numbered when met,
+        // before what it holds.
+        enum Work<'n> {
+            Holds(&'n Node),
+            Entry(&'n Node, &'n Node),
+            Item(&'n Node),
+        }
+        let mut stack: Vec<Work> = Vec::new();
+        for r in roots {
+            push(r.span.start, r.span.end, true);
+            stack.push(Work::Holds(r));
+            while let Some(work) = stack.pop() {
+                let node = match work {
+                    Work::Holds(n) => n,
+                    Work::Entry(k, v) => {
+                        push(k.span.start, v.span.end.max(k.span.end), false);
+                        v
+                    }
+                    Work::Item(i) => {
+                        push(i.span.start, i.span.end, false);
+                        i
+                    }
+                };
+                match &node.value {
+                    Value::Map { entries, .. } => {
+                        stack.extend(entries.iter().rev().map(|e| Work::Entry(&e.key, &e.value)))
+                    }
+                    Value::Seq { items, .. } => stack.extend(items.iter().rev().map(Work::Item)),
+                    Value::Scalar(_) => {}
+                }
             }
-        }),
-        Value::Seq { items, .. } => items.iter().find_map(|i| {
-            if starts(i.span) {
-                Some((i.span.start as usize, i.span.end as usize))
-            } else {
-                node_on_line(i, from, to)
-            }
-        }),
-        Value::Scalar(_) => None,
+        }
+        out.sort_by_key(|t| (t.start, t.order));
+        Targets(out)
+    }
+
+    /// The first node, in the search order, that starts in `[from, to)`.
+    fn first(&self, from: usize, to: usize, trailing: bool) -> Option<(usize, usize)> {
+        let i = self.0.partition_point(|t| (t.start as usize) < from);
+        self.0[i..]
+            .iter()
+            .take_while(|t| (t.start as usize) < to)
+            .filter(|t| !(t.root && trailing))
+            .min_by_key(|t| t.order)
+            .map(|t| (t.start as usize, t.end as usize))
     }
 }
 
 /// The range a directive at `comment` covers: the node on its line when it trails content,
-/// else the node on the next line that holds content.
-fn range_of(comment: Span, text: &str, roots: &[&Node]) -> Span {
+/// else the node on the next line that holds content. `skipped` remembers the last run of
+/// blank and comment lines skipped, `(from, to)`: a run of many directive lines is walked once,
+/// not once per directive.
+fn range_of(
+    comment: Span,
+    text: &str,
+    targets: &Targets,
+    skipped: &mut Option<(usize, usize)>,
+) -> Span {
     let c = comment.start as usize;
     let start = line_start(text, c);
     let trailing = !text[start..c].trim().is_empty();
@@ -157,24 +216,27 @@ fn range_of(comment: Span, text: &str, roots: &[&Node]) -> Span {
         line_end(text, c).saturating_add(1).min(text.len())
     };
     if !trailing {
-        // Skip blank and comment lines to the line the directive is about.
-        while line < text.len() {
-            let end = line_end(text, line);
-            let content = text[line..end].trim();
-            if !content.is_empty() && !content.starts_with('#') {
-                break;
+        match *skipped {
+            // Every line from `from` to `to` is blank or a comment.
+            Some((from, to)) if from <= line && line <= to => line = to,
+            _ => {
+                let from = line;
+                // Skip blank and comment lines to the line the directive is about.
+                while line < text.len() {
+                    let end = line_end(text, line);
+                    let content = text[line..end].trim();
+                    if !content.is_empty() && !content.starts_with('#') {
+                        break;
+                    }
+                    line = end + 1;
+                }
+                *skipped = Some((from, line));
             }
-            line = end + 1;
         }
     }
     let line = line.min(text.len());
     let end = line_end(text, line);
-    let found = roots.iter().find_map(|r| {
-        if (line..end.max(line + 1)).contains(&(r.span.start as usize)) && !trailing {
-            return Some((r.span.start as usize, r.span.end as usize));
-        }
-        node_on_line(r, line, end.max(line + 1))
-    });
+    let found = targets.first(line, end.max(line + 1), trailing);
     let (s, e) = found.unwrap_or((line, end));
     Span::new(comment.file, s, e.max(end))
 }
@@ -262,6 +324,15 @@ fn policy_directives(d: &FileDocs, text: &str) -> PolicyDirectives {
                 continue;
             }
             let file = e.value.span.file;
+            // The policy line after each line, past comment lines: found once, from the end.
+            let mut next = vec![None; lines.len()];
+            let mut after = None;
+            for (i, r) in lines.iter().enumerate().rev() {
+                next[i] = after;
+                if !text[r.clone()].starts_with('#') {
+                    after = Some(i);
+                }
+            }
             for (i, r) in lines.iter().enumerate() {
                 let line = &text[r.clone()];
                 let Some(comment) = line.strip_prefix('#') else {
@@ -280,15 +351,93 @@ fn policy_directives(d: &FileDocs, text: &str) -> PolicyDirectives {
                     span: Span::new(file, r.start, r.end),
                     text: comment.to_string(),
                 };
-                let about = lines[i + 1..]
-                    .iter()
-                    .find(|n| !text[(*n).clone()].starts_with('#'))
-                    .map(|n| Span::new(file, n.start, n.end));
+                let about = next[i].map(|n| Span::new(file, lines[n].start, lines[n].end));
                 out.own_line.push((c, about));
             }
         }
     }
     out
+}
+
+/// Whether a comment directive suppresses each finding; every directive that covers a finding
+/// is credited with its rule, the nested and the outer. Findings are taken by file and rule, in
+/// the order they start, against that file's directives for the rule in the order theirs start:
+/// each directive joins once, and leaves once, credited or past, so a file with many findings
+/// and many directives costs their number, not their product.
+fn comment_hits(findings: &[Finding], list: &mut [Suppression]) -> Vec<bool> {
+    let mut hits = vec![false; findings.len()];
+    let mut by_file: HashMap<FileId, Vec<usize>> = HashMap::default();
+    for (i, s) in list.iter().enumerate() {
+        match s.scope {
+            Some(Scope::File(file)) => by_file.entry(file).or_default().push(i),
+            Some(Scope::Range(r)) => by_file.entry(r.file).or_default().push(i),
+            None => {}
+        }
+    }
+    let mut groups: HashMap<(FileId, &'static str), Vec<usize>> = HashMap::default();
+    for (i, f) in findings.iter().enumerate() {
+        if by_file.contains_key(&f.primary.span.file) {
+            groups
+                .entry((f.primary.span.file, f.rule.id))
+                .or_default()
+                .push(i);
+        }
+    }
+    // In a fixed order, so that the credits do not depend on the map's.
+    let mut groups: Vec<_> = groups.into_iter().collect();
+    groups.sort_unstable_by_key(|((file, rule), _)| (*file, *rule));
+    for ((file, rule), mut at) in groups {
+        let mut file_wide = Vec::new();
+        // Each covering directive's range, `[start, end)`, never empty.
+        let mut ranges: Vec<(u32, u32, usize)> = Vec::new();
+        for &i in &by_file[&file] {
+            if !list[i].covers(rule) {
+                continue;
+            }
+            match list[i].scope {
+                Some(Scope::File(_)) => file_wide.push(i),
+                Some(Scope::Range(r)) => ranges.push((r.start, r.end.max(r.start + 1), i)),
+                None => {}
+            }
+        }
+        if !file_wide.is_empty() {
+            for &i in &file_wide {
+                list[i].used.insert(rule);
+            }
+            for &f in &at {
+                hits[f] = true;
+            }
+        }
+        if ranges.is_empty() {
+            continue;
+        }
+        ranges.sort_unstable();
+        at.sort_by_key(|&f| findings[f].primary.span.start);
+        let mut next = 0;
+        let mut furthest = 0u32;
+        // Directives begun and not yet credited, the one that ends first on top.
+        let mut open: std::collections::BinaryHeap<std::cmp::Reverse<(u32, usize)>> =
+            Default::default();
+        for f in at {
+            let p = findings[f].primary.span.start;
+            while let Some(&(_, end, i)) = ranges.get(next).filter(|r| r.0 <= p) {
+                furthest = furthest.max(end);
+                open.push(std::cmp::Reverse((end, i)));
+                next += 1;
+            }
+            // Every directive begun here and ending past `p` covers it.
+            while open.peek().is_some_and(|r| r.0 .0 <= p) {
+                open.pop();
+            }
+            for std::cmp::Reverse((_, i)) in open.drain() {
+                list[i].used.insert(rule);
+            }
+            if furthest > p {
+                hits[f] = true;
+            }
+        }
+    }
+    hits
 }
 
 pub struct Outcome {
@@ -325,8 +474,13 @@ pub fn apply(
             .map(|o| &o.root)
             .chain(d.loose.iter().map(|l| &l.root))
             .collect();
+        let mut targets = None;
+        let mut skipped = None;
         for c in &d.directives {
-            let range = || Some(range_of(c.span, text, &roots));
+            let range = || {
+                let targets = targets.get_or_insert_with(|| Targets::new(&roots));
+                Some(range_of(c.span, text, targets, &mut skipped))
+            };
             if let Some(s) = directive(c, id as FileId, range, &mut own) {
                 list.push(s);
             }
@@ -394,25 +548,11 @@ pub fn apply(
         unit_suppressions.insert(u, index);
     }
 
+    let hits = comment_hits(&findings, &mut list);
     let mut kept = Vec::with_capacity(findings.len());
     let mut suppressed = 0;
-    for f in findings {
-        let p = f.primary.span;
-        // Every suppression that covers the finding is credited, the nested and the outer.
-        let mut hit = false;
-        for s in list.iter_mut().filter(|s| s.covers(f.rule.id)) {
-            let by_comment = match s.scope {
-                Some(Scope::File(file)) => file == p.file,
-                Some(Scope::Range(r)) => {
-                    r.file == p.file && r.start <= p.start && p.start < r.end.max(r.start + 1)
-                }
-                None => false,
-            };
-            if by_comment {
-                s.used.insert(f.rule.id);
-                hit = true;
-            }
-        }
+    for (f, by_comment) in findings.into_iter().zip(hits) {
+        let mut hit = by_comment;
         if let Some(&i) = f.unit.and_then(|u| unit_suppressions.get(&u)) {
             if list[i].covers(f.rule.id) {
                 list[i].used.insert(f.rule.id);

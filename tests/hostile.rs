@@ -1531,3 +1531,45 @@ fn one_chart_for_a_thousand_applications_renders_once() {
         .iter()
         .any(|(r, _)| r.starts_with("helm-")));
 }
+
+/// Suppression comments cost their number, not a product: a run of directive lines, and files
+/// whose every object carries one, each directive looked up once and each finding matched
+/// against its own file's directives.
+#[test]
+fn many_suppression_comments_are_matched_in_linear_time() {
+    let report = lint_dir(|d| {
+        let mut run: String = (0..30_000)
+            .map(|i| format!("# gitops-lint: ignore[default-project] kept {i}\n"))
+            .collect();
+        run.push_str("k: v\n");
+        std::fs::write(d.join("run.yaml"), run).unwrap();
+        for file in 0..4 {
+            let apps: String = (0..2_500)
+                .map(|i| {
+                    format!(
+                        "---\n# gitops-lint: ignore[default-project] shared on purpose\n\
+                         {{apiVersion: argoproj.io/v1alpha1, kind: Application, \
+                         metadata: {{name: a{file}-{i}, namespace: argocd}}, spec: {{project: \
+                         default, source: {{repoURL: r, path: a}}, destination: {{server: s, \
+                         namespace: a}}}}}}\n"
+                    )
+                })
+                .collect();
+            std::fs::write(d.join(format!("apps{file}.yaml")), apps).unwrap();
+        }
+    });
+    assert_eq!(
+        report["summary"]["suppressed"], 10_000,
+        "{:#}",
+        report["summary"]
+    );
+    let findings = report["findings"].as_array().unwrap();
+    assert!(!findings
+        .iter()
+        .any(|f| f["rule"] == "default-project" && f["file"] != "good.yaml"));
+    let unused = findings
+        .iter()
+        .filter(|f| f["rule"] == "unused-suppression" && f["file"] == "run.yaml")
+        .count();
+    assert_eq!(unused, 30_000);
+}
