@@ -1021,8 +1021,18 @@ fn lint(args: &LintArgs, out: &mut dyn Write) -> Result<i32, Failure> {
             crate::text::plural(charts_cut, "chart", "charts")
         );
     }
+    let appsets_cut = outcome.graph.appset_cut;
+    if appsets_cut > 0 && fail_on.threshold().is_some() {
+        note!(
+            "gitops-lint: {} not expanded whole, past the budget for ApplicationSets: the run fails, since what they generate past it was not checked",
+            crate::text::plural(appsets_cut, "ApplicationSet", "ApplicationSets")
+        );
+    }
     let failing = fail_on.threshold().is_some_and(|t| {
-        cut_short > 0 || charts_cut > 0 || outcome.findings.iter().any(|f| f.severity >= t)
+        cut_short > 0
+            || charts_cut > 0
+            || appsets_cut > 0
+            || outcome.findings.iter().any(|f| f.severity >= t)
     });
     // The process ends next: freeing every parsed and rendered tree one node at a time would
     // only delay the exit.

@@ -906,6 +906,25 @@ fn a_costly_applicationset_stops_at_its_budget_with_one_finding() {
     // An annotation of some parameter set: where the work was when it ran out.
     assert!((81..181).contains(line), "{line}: {message}");
     assert!(message.contains("more than 10000000 steps"), "{message}");
+    // What it generates past its budget was not checked: the run fails even where the finding
+    // is hidden, as past the run's other ceilings.
+    let run = run_in(
+        dir.path(),
+        &[
+            "--format",
+            "json",
+            "--ignore",
+            "appset-template-error,default-project",
+            ".",
+        ],
+        BUDGET_LIMIT,
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 ApplicationSet not expanded whole"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

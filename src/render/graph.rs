@@ -83,6 +83,9 @@ pub struct Graph {
     /// Helm renders the run's budget for Helm stopped: the run fails, as past its other
     /// ceilings.
     pub helm_cut: usize,
+    /// ApplicationSets whose expansion its own budget or the run's stopped: what they generate
+    /// past that point is not checked, so the run fails, as past its other ceilings.
+    pub appset_cut: usize,
 }
 
 impl Graph {
@@ -326,15 +329,16 @@ pub fn build(sources: &SourceDb, docs: &[FileDocs], repo: Repo) -> Graph {
         debug_assert!(class == Class::of(&g.units[u]));
         if class == Class::AppSet {
             let done = expanded.remove(&u).filter(|(_, b)| ledger.accepts(b));
-            let (expansion, used) = match done {
-                Some((e, b)) => (e, b.used()),
+            let (expansion, used, stopped) = match done {
+                Some((e, b)) => (e, b.used(), b.exhausted().is_some()),
                 None => {
                     let mut budget = ledger.budget();
                     let e = expand(obj, &g.repo, &mut budget);
-                    (e, budget.used())
+                    (e, budget.used(), budget.exhausted().is_some())
                 }
             };
             ledger.spend(used);
+            g.appset_cut += usize::from(stopped);
             g.problems.extend(expansion.problems);
             g.notes.extend(expansion.notes);
             let ids = push_units(&mut g, expansion.apps, false);
