@@ -846,16 +846,13 @@ fn inputs_are_data_not_shell_code() {
 fn a_binary_left_in_the_install_directory_is_never_run() {
     let action = load_action();
     let sb = sandbox();
-    let ran = sb.temp.join("planted-binary-ran");
-    let planted = format!(
-        "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
-        ran.display()
-    );
-    for dir in ["gitops-lint-bin", "gitops-lint-cache"] {
-        std::fs::create_dir_all(sb.temp.join(dir)).unwrap();
-        std::fs::write(sb.temp.join(dir).join("gitops-lint"), &planted).unwrap();
-        make_executable(&sb.temp.join(dir).join("gitops-lint"));
-    }
+    let ran: Vec<PathBuf> = ["gitops-lint-bin", "gitops-lint-cache"]
+        .iter()
+        .map(|dir| {
+            std::fs::create_dir_all(sb.temp.join(dir)).unwrap();
+            look_alike(&sb.temp.join(dir).join("gitops-lint"))
+        })
+        .collect();
     let cargo = FakeCargo::new(&sb.temp);
     let job = Job {
         env: vec![
@@ -866,7 +863,10 @@ fn a_binary_left_in_the_install_directory_is_never_run() {
     };
     let outcome = run_action(&action, &sb.workspace, &sb.temp, &job);
     expect_built(&outcome, &cargo, &sb.temp, "planted binary");
-    assert!(!ran.exists(), "the planted binary was run");
+    assert!(
+        !ran.iter().any(|r| r.exists()),
+        "the planted binary was run"
+    );
 }
 
 /// The cache holds the release archive, which is checked against the checksum the release
@@ -909,17 +909,8 @@ fn a_cached_archive_is_checked_against_the_release_before_it_runs() {
 
     // A look-alike archive in the cache, under the right name.
     let sb = sandbox();
-    let ran = sb.temp.join("forged-binary-ran");
     let forged = sb.temp.join("forged");
-    std::fs::write(
-        &forged,
-        format!(
-            "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
-            ran.display()
-        ),
-    )
-    .unwrap();
-    make_executable(&forged);
+    let ran = look_alike(&forged);
     let cache = sb.temp.join("gitops-lint-cache");
     std::fs::create_dir_all(&cache).unwrap();
     let forged_archive = publish(&sb.temp.join("elsewhere"), &tag, &forged);
@@ -1184,6 +1175,22 @@ fn repository_text_stays_inert_in_the_log_and_the_job_summary() {
 fn make_executable(path: &Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A look-alike binary at `path` that says the right version and leaves a mark beside it,
+/// `PATH-ran`, if it is ever run; returns the mark.
+fn look_alike(path: &Path) -> PathBuf {
+    let ran = PathBuf::from(format!("{}-ran", path.display()));
+    std::fs::write(
+        path,
+        format!(
+            "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
+            ran.display()
+        ),
+    )
+    .unwrap();
+    make_executable(path);
+    ran
 }
 
 /// A folder under `temp` with a link to every program on PATH but python's, for a PATH on
@@ -1479,17 +1486,8 @@ fn a_tampered_release_fails_the_step_and_nothing_is_installed_or_built() {
 
     // A look-alike binary that says the right version, and leaves a mark if it is ever run.
     let sb = sandbox();
-    let ran = sb.temp.join("forged-binary-ran");
     let forged = sb.temp.join("forged");
-    std::fs::write(
-        &forged,
-        format!(
-            "#!/bin/sh\ntouch '{}'\necho 'gitops-lint {VERSION}'\n",
-            ran.display()
-        ),
-    )
-    .unwrap();
-    make_executable(&forged);
+    let ran = look_alike(&forged);
     let releases = sb.temp.join("releases");
     let archive = publish(&releases, &tag, Path::new(BIN));
     let checksum = std::fs::read(archive.with_extension("gz.sha256")).unwrap();
