@@ -24,6 +24,7 @@ fail() {
   exit 1
 }
 
+# The Rust targets rustup-init is published for, as the runner names its platform.
 os=${RUNNER_OS:-$(uname -s)}
 arch=${RUNNER_ARCH:-$(uname -m)}
 case "$os/$arch" in
@@ -33,16 +34,10 @@ case "$os/$arch" in
   macOS/ARM64 | Darwin/arm64) target=aarch64-apple-darwin ;;
   *) fail "no rustup-init is known for $os/$arch; install Rust before this step" ;;
 esac
-for program in curl; do
-  command -v "$program" > /dev/null 2>&1 || fail "$program is not installed"
-done
-if command -v sha256sum > /dev/null 2>&1; then
-  sha256=(sha256sum)
-elif command -v shasum > /dev/null 2>&1; then
-  sha256=(shasum -a 256)
-else
-  fail "neither sha256sum nor shasum is installed"
-fi
+# shellcheck source=scripts/sha256.sh
+. "$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)/sha256.sh"
+command -v curl > /dev/null 2>&1 || fail "curl is not installed"
+sha256_tool || fail "neither sha256sum nor shasum is installed"
 
 base=${GITOPS_LINT_RUSTUP_DIST:-https://static.rust-lang.org/rustup/dist}
 base=${base%/}
@@ -58,7 +53,7 @@ done
 read -r expected _ < "$work/rustup-init.sha256" || true
 [[ ${expected:-} =~ ^[0-9a-fA-F]{64}$ ]] || fail "rustup-init.sha256 is not a SHA-256 checksum line"
 expected=$(printf '%s' "$expected" | tr 'A-F' 'a-f')
-actual=$("${sha256[@]}" "$work/rustup-init" | awk '{ print $1 }')
+actual=$(sha256_of "$work/rustup-init")
 if [ "$actual" != "$expected" ]; then
   fail "checksum mismatch for rustup-init: $base/$target/rustup-init.sha256 says $expected, the download is $actual; not run"
 fi

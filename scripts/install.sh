@@ -93,16 +93,13 @@ case "$os/$arch" in
   *) no_release "no release archive is built for $os/$arch" ;;
 esac
 
+# shellcheck source=scripts/sha256.sh
+. "$here/scripts/sha256.sh"
+
 for program in curl tar; do
   command -v "$program" > /dev/null 2>&1 || no_release "$program is not installed"
 done
-if command -v sha256sum > /dev/null 2>&1; then
-  sha256=(sha256sum)
-elif command -v shasum > /dev/null 2>&1; then
-  sha256=(shasum -a 256)
-else
-  no_release "neither sha256sum nor shasum is installed"
-fi
+sha256_tool || no_release "neither sha256sum nor shasum is installed"
 
 if [ -n "${GITOPS_LINT_RELEASES:-}" ]; then
   base=${GITOPS_LINT_RELEASES%/}
@@ -153,7 +150,7 @@ checked() {
     fail "$asset.sha256 is not a SHA-256 checksum line for $asset"
   fi
   expected=$(printf '%s' "$expected" | tr 'A-F' 'a-f')
-  actual=$("${sha256[@]}" "$1" | awk '{ print $1 }')
+  actual=$(sha256_of "$1")
   [ "$actual" = "$expected" ]
 }
 
